@@ -1,0 +1,253 @@
+package xstream
+
+import (
+	"context"
+	"sync"
+
+	"github.com/armon/go-radix"
+)
+
+// DB is a set of named streams, as one Redis database is. A name holds a
+// stream from its first Add (or Stream call) until Remove. The DB's own
+// lock guards only the name table: operations on one stream never wait for
+// another stream. A DB is safe for concurrent use.
+type DB struct {
+	mu      sync.RWMutex
+	cfg     config
+	streams *radix.Tree // name → *Stream
+	missing map[string]*waitList
+}
+
+// NewDB returns an empty DB. Its options apply to every stream it creates.
+func NewDB(opts ...Option) *DB {
+	return &DB{cfg: newConfig(opts), streams: radix.New(), missing: map[string]*waitList{}}
+}
+
+// Lookup returns the stream called name, if there is one.
+func (db *DB) Lookup(name string) (*Stream, bool) {
+	db.mu.RLock()
+	defer db.mu.RUnlock()
+	return db.lookupLocked(name)
+}
+
+func (db *DB) lookupLocked(name string) (*Stream, bool) {
+	v, ok := db.streams.Get(name)
+	if !ok {
+		return nil, false
+	}
+	return v.(*Stream), true
+}
+
+// Stream returns the stream called name, creating an empty one if there is
+// none.
+func (db *DB) Stream(name string) *Stream {
+	if s, ok := db.Lookup(name); ok {
+		return s
+	}
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	if s, ok := db.lookupLocked(name); ok {
+		return s
+	}
+	s := &Stream{name: name, cfg: db.cfg}
+	db.insertLocked(s)
+	return s
+}
+
+func (db *DB) insertLocked(s *Stream) {
+	db.streams.Insert(s.name, s)
+	if l, ok := db.missing[s.name]; ok {
+		l.wake()
+		delete(db.missing, s.name)
+	}
+}
+
+// Add appends an entry to the stream called name, as Stream.Add does. A
+// missing stream is created, unless args.NoMkStream is set: then Add fails
+// with ErrNoStream. A failed Add creates nothing.
+func (db *DB) Add(name string, args AddArgs, fields ...Field) (ID, error) {
+	if s, ok := db.Lookup(name); ok {
+		return s.Add(args, fields...)
+	}
+	if args.NoMkStream {
+		return ID{}, errorf(ErrNoStream, "%q", name)
+	}
+	db.mu.Lock()
+	if s, ok := db.lookupLocked(name); ok {
+		db.mu.Unlock()
+		return s.Add(args, fields...)
+	}
+	defer db.mu.Unlock()
+	s := &Stream{name: name, cfg: db.cfg}
+	id, err := s.Add(args, fields...)
+	if err == nil {
+		db.insertLocked(s)
+	}
+	return id, err
+}
+
+// Remove deletes the named streams, as Redis DEL does, and returns how
+// many existed. Readers blocked on a removed stream go on waiting for a
+// new stream of that name.
+func (db *DB) Remove(names ...string) int {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	n := 0
+	for _, name := range names {
+		v, ok := db.streams.Delete(name)
+		if !ok {
+			continue
+		}
+		n++
+		s := v.(*Stream)
+		s.mu.Lock()
+		s.waiters.wake()
+		s.mu.Unlock()
+	}
+	return n
+}
+
+// Names returns the names of the streams whose name starts with prefix, in
+// byte order.
+func (db *DB) Names(prefix string) []string {
+	db.mu.RLock()
+	defer db.mu.RUnlock()
+	var out []string
+	db.streams.WalkPrefix(prefix, func(k string, _ any) bool {
+		out = append(out, k)
+		return false
+	})
+	return out
+}
+
+// Len returns the number of streams.
+func (db *DB) Len() int {
+	db.mu.RLock()
+	defer db.mu.RUnlock()
+	return db.streams.Len()
+}
+
+// StreamEntries is the part of a Read result that comes from one stream.
+type StreamEntries struct {
+	Stream  string
+	Entries []Entry
+}
+
+// Read reads several streams at once, as XREAD does. streamsAndIDs
+// alternates stream names and IDs: Read(ctx, args, "a", "0", "b", "$").
+// Each ID is an entry ID, "$" or "+", with the meaning it has in
+// Stream.Read. Read returns, for each stream with entries after its ID, up
+// to args.Count of them, in the order the streams were given. When none
+// has any and args.Block is not 0, it waits as Stream.Read does, for any of
+// the streams, including one that does not exist yet.
+func (db *DB) Read(ctx context.Context, args ReadArgs, streamsAndIDs ...string) ([]StreamEntries, error) {
+	if err := args.check(); err != nil {
+		return nil, err
+	}
+	if len(streamsAndIDs) == 0 || len(streamsAndIDs)%2 != 0 {
+		return nil, errorf(ErrInvalidArgument, "Read wants stream names and IDs in pairs, got %d strings", len(streamsAndIDs))
+	}
+	n := len(streamsAndIDs) / 2
+	names := make([]string, n)
+	pos := make([]readPos, n)
+	for i := range n {
+		names[i] = streamsAndIDs[2*i]
+		p, err := parseReadID(streamsAndIDs[2*i+1])
+		if err != nil {
+			return nil, err
+		}
+		pos[i] = p
+	}
+	block := args.Block != 0
+	timeout, stop := newTimeout(args.Block)
+	defer stop()
+	var w *waiter
+	if block {
+		w = newWaiter()
+	}
+	for {
+		out, regs := db.readOnce(names, pos, args.Count, w)
+		if len(out) > 0 || !block {
+			return out, nil
+		}
+		again, err := w.wait(ctx, timeout)
+		db.unregister(w, names, regs)
+		if !again {
+			return nil, err
+		}
+	}
+}
+
+// readOnce looks at each stream once. With w, it registers w on every
+// stream (or missing name) that it finds without data, and returns those
+// streams; registration happens under the same lock as the look, so no Add
+// in between is missed.
+func (db *DB) readOnce(names []string, pos []readPos, count int, w *waiter) ([]StreamEntries, []*Stream) {
+	var out []StreamEntries
+	var regs []*Stream
+	for i, name := range names {
+		s, ok := db.Lookup(name)
+		if !ok {
+			if pos[i].dollar || pos[i].last {
+				pos[i] = readPos{} // "$" or "+" of a missing stream is 0-0
+			}
+			if w != nil && len(out) == 0 {
+				db.mu.Lock()
+				if _, ok := db.lookupLocked(name); ok {
+					w.notify() // created meanwhile: look again
+				} else {
+					l := db.missing[name]
+					if l == nil {
+						l = &waitList{}
+						db.missing[name] = l
+					}
+					l.add(w)
+				}
+				db.mu.Unlock()
+				regs = append(regs, nil)
+			}
+			continue
+		}
+		s.mu.Lock()
+		es := s.readLocked(&pos[i], count)
+		if len(es) == 0 && w != nil && len(out) == 0 {
+			s.waiters.add(w)
+			regs = append(regs, s)
+		}
+		s.mu.Unlock()
+		if len(es) > 0 {
+			out = append(out, StreamEntries{Stream: name, Entries: es})
+		}
+	}
+	if len(out) > 0 && w != nil {
+		db.unregister(w, names, regs)
+	}
+	return out, regs
+}
+
+// unregister removes w from the streams and missing names it was put on.
+func (db *DB) unregister(w *waiter, names []string, regs []*Stream) {
+	missing := false
+	for _, s := range regs {
+		if s == nil {
+			missing = true
+			continue
+		}
+		s.mu.Lock()
+		s.waiters.remove(w)
+		s.mu.Unlock()
+	}
+	if !missing {
+		return
+	}
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	for _, name := range names {
+		if l, ok := db.missing[name]; ok {
+			l.remove(w)
+			if len(l.ws) == 0 {
+				delete(db.missing, name)
+			}
+		}
+	}
+}

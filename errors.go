@@ -1,0 +1,48 @@
+package xstream
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Sentinel errors. Every error returned by this package wraps one of these,
+// so callers can test for a kind of failure with errors.Is; the message of
+// the returned error says what was wrong and which value was given.
+var (
+	// ErrInvalidID reports an ID that does not parse, or an ID form that is
+	// not allowed where it was given (for example "*" in a range, or "$"
+	// in Add).
+	ErrInvalidID = errors.New("invalid stream ID")
+
+	// ErrZeroID reports an explicit Add of the ID 0-0, which is never a
+	// valid entry ID.
+	ErrZeroID = errors.New("the ID specified in XADD must be greater than 0-0")
+
+	// ErrIDTooSmall reports an explicit Add ID equal to or smaller than the
+	// stream's last ID.
+	ErrIDTooSmall = errors.New("the ID specified in XADD is equal or smaller than the target stream top item")
+
+	// ErrStreamExhausted reports an Add to a stream whose last ID is the
+	// largest possible ID.
+	ErrStreamExhausted = errors.New("the stream has exhausted the last possible ID, unable to add more items")
+
+	// ErrNoFields reports an entry with no field/value pairs.
+	ErrNoFields = errors.New("an entry needs at least one field/value pair")
+
+	// ErrTrimConflict reports trimming arguments that do not go together:
+	// MaxLen with MinID, or Limit without Approx.
+	ErrTrimConflict = errors.New("conflicting trim options")
+
+	// ErrInvalidArgument reports a numeric argument out of its range, such
+	// as a negative count, MaxLen or Limit.
+	ErrInvalidArgument = errors.New("invalid argument")
+
+	// ErrNoStream reports an operation that needs an existing stream on a
+	// name that holds none.
+	ErrNoStream = errors.New("no such stream")
+)
+
+// errorf wraps sentinel with a message that names what was given.
+func errorf(sentinel error, format string, args ...any) error {
+	return fmt.Errorf("xstream: %w: "+format, append([]any{sentinel}, args...)...)
+}

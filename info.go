@@ -1,0 +1,67 @@
+package xstream
+
+// StreamInfo describes a stream, with the fields of Redis's XINFO STREAM
+// under the same names.
+type StreamInfo struct {
+	Length               int64 // number of entries
+	RadixTreeKeys        int   // storage blocks (Redis: listpack nodes)
+	LastGeneratedID      ID    // the last ID added, even if since deleted
+	MaxDeletedEntryID    ID    // the largest ID removed by Delete
+	EntriesAdded         int64 // entries ever added
+	RecordedFirstEntryID ID    // ID of the first entry (0-0 when empty)
+	Groups               int   // consumer groups
+	FirstEntry           *Entry
+	LastEntry            *Entry
+
+	// Entries is filled by InfoFull only.
+	Entries []Entry
+}
+
+// Info returns the stream's description. O(log N).
+func (s *Stream) Info() StreamInfo {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.infoLocked()
+}
+
+func (s *Stream) infoLocked() StreamInfo {
+	info := StreamInfo{
+		Length:               s.length,
+		RadixTreeKeys:        len(s.blocks),
+		LastGeneratedID:      s.lastID,
+		MaxDeletedEntryID:    s.maxDeleted,
+		EntriesAdded:         s.entriesAdded,
+		RecordedFirstEntryID: s.firstID,
+	}
+	if s.length > 0 {
+		info.FirstEntry = s.edgeLocked(false)
+		info.LastEntry = s.edgeLocked(true)
+	}
+	return info
+}
+
+func (s *Stream) edgeLocked(last bool) *Entry {
+	c := getCollector()
+	defer putCollector(c)
+	s.collectRange(c, ID{}, MaxID, 1, last)
+	if es := c.entries(); len(es) == 1 {
+		return &es[0]
+	}
+	return nil
+}
+
+// InfoFull returns Info with the first count entries in Entries (count 0:
+// all of them), as XINFO STREAM FULL does. O(log N + count).
+func (s *Stream) InfoFull(count int) (StreamInfo, error) {
+	if count < 0 {
+		return StreamInfo{}, errorf(ErrInvalidArgument, "count must be >= 0, got %d", count)
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	info := s.infoLocked()
+	c := getCollector()
+	defer putCollector(c)
+	s.collectRange(c, ID{}, MaxID, count, false)
+	info.Entries = c.entries()
+	return info, nil
+}

@@ -1,0 +1,179 @@
+package xstream
+
+import (
+	"context"
+	"slices"
+	"time"
+)
+
+// BlockForever as ReadArgs.Block makes a read wait until data arrives or
+// its context is done.
+const BlockForever time.Duration = -1
+
+// ReadArgs holds the options of Read.
+type ReadArgs struct {
+	// Count caps the entries returned per stream; 0 means no cap.
+	Count int
+	// Block is how long to wait when no stream has an entry after its ID:
+	// 0 returns at once, BlockForever (any negative value) waits until
+	// the context is done.
+	Block time.Duration
+}
+
+func (a ReadArgs) check() error {
+	if a.Count < 0 {
+		return errorf(ErrInvalidArgument, "count must be >= 0, got %d", a.Count)
+	}
+	return nil
+}
+
+// waiter is a blocked reader. Writers wake it with a non-blocking send;
+// it then looks again. A waiter may be registered on several streams.
+type waiter struct {
+	ch chan struct{}
+}
+
+func newWaiter() *waiter { return &waiter{ch: make(chan struct{}, 1)} }
+
+func (w *waiter) notify() {
+	select {
+	case w.ch <- struct{}{}:
+	default:
+	}
+}
+
+// waitList holds the waiters of one stream (or one missing name) in
+// arrival order.
+type waitList struct {
+	ws []*waiter
+}
+
+func (l *waitList) add(w *waiter) { l.ws = append(l.ws, w) }
+
+func (l *waitList) remove(w *waiter) {
+	if i := slices.Index(l.ws, w); i >= 0 {
+		l.ws = slices.Delete(l.ws, i, i+1)
+	}
+}
+
+// wake notifies every waiter, first come first, and empties the list.
+func (l *waitList) wake() {
+	if len(l.ws) == 0 {
+		return
+	}
+	for _, w := range l.ws {
+		w.notify()
+	}
+	clear(l.ws)
+	l.ws = l.ws[:0]
+}
+
+// wait blocks until w is notified, ctx is done or timer fires. It reports
+// whether the caller should look again.
+func (w *waiter) wait(ctx context.Context, timeout <-chan time.Time) (bool, error) {
+	select {
+	case <-w.ch:
+		return true, nil
+	case <-ctx.Done():
+		return false, ctx.Err()
+	case <-timeout:
+		return false, nil
+	}
+}
+
+// newTimeout returns the channel that ends a wait of d (nil: no timeout)
+// and a function to release its timer.
+func newTimeout(d time.Duration) (<-chan time.Time, func()) {
+	if d <= 0 {
+		return nil, func() {}
+	}
+	t := time.NewTimer(d)
+	return t.C, func() { t.Stop() }
+}
+
+// readPos is where a read continues in one stream.
+type readPos struct {
+	after   ID
+	last    bool // "+": the last entry, if there is one
+	dollar  bool // "$": not yet resolved
+	blocked bool
+}
+
+// parseReadID parses the ID argument of Read: "$", "+" or an entry ID.
+func parseReadID(s string) (readPos, error) {
+	switch s {
+	case "$":
+		return readPos{dollar: true}, nil
+	case "+":
+		return readPos{last: true}, nil
+	}
+	id, err := ParseID(s)
+	return readPos{after: id}, err
+}
+
+// readLocked returns the entries after p (at most count) and resolves "$"
+// and "+" against the stream's current state. The caller holds s.mu.
+func (s *Stream) readLocked(p *readPos, count int) []Entry {
+	if p.dollar {
+		p.after, p.dollar = s.lastID, false
+		return nil
+	}
+	c := getCollector()
+	defer putCollector(c)
+	if p.last {
+		p.last = false
+		p.after = s.lastID
+		if s.length > 0 {
+			s.collectRange(c, ID{}, MaxID, 1, true)
+			return c.entries()
+		}
+		return nil
+	}
+	if lo, ok := p.after.Next(); ok {
+		s.collectRange(c, lo, MaxID, count, false)
+	}
+	return c.entries()
+}
+
+// Read returns the entries with an ID greater than after, at most
+// args.Count. after is an entry ID, "$" (the stream's last ID at the time
+// of the call: only entries added later) or "+" (the stream's last entry).
+// When there is none and args.Block is not 0, Read waits for an Add, for
+// args.Block to pass (then it returns no entries and no error) or for ctx
+// to be done (then it returns ctx.Err()). Blocked readers hold no lock,
+// and an Add wakes them in arrival order. Read leaves no goroutine behind.
+func (s *Stream) Read(ctx context.Context, after string, args ReadArgs) ([]Entry, error) {
+	if err := args.check(); err != nil {
+		return nil, err
+	}
+	p, err := parseReadID(after)
+	if err != nil {
+		return nil, err
+	}
+	if args.Block == 0 {
+		s.mu.RLock()
+		defer s.mu.RUnlock()
+		return s.readLocked(&p, args.Count), nil
+	}
+	timeout, stop := newTimeout(args.Block)
+	defer stop()
+	w := newWaiter()
+	for {
+		s.mu.Lock()
+		es := s.readLocked(&p, args.Count)
+		if len(es) == 0 {
+			s.waiters.add(w)
+		}
+		s.mu.Unlock()
+		if len(es) > 0 {
+			return es, nil
+		}
+		again, err := w.wait(ctx, timeout)
+		if !again {
+			s.mu.Lock()
+			s.waiters.remove(w)
+			s.mu.Unlock()
+			return nil, err
+		}
+	}
+}
