@@ -613,4 +613,3 @@ func (x *modelRun) read() string {
 	requireSameEntries(x.t, want, got, desc)
 	return desc
 }
-
