@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -46,6 +47,16 @@ func TestAddAutoIDOnEmptyStreamAtEpoch(t *testing.T) {
 	s := NewStream(WithClock(newTestClock(0).now))
 	assert.Equal(t, ID{0, 1}, mustAdd(t, s, ""), "an auto ID is never 0-0")
 	assert.Equal(t, ID{0, 2}, mustAdd(t, s, ""))
+}
+
+func TestAddAutoIDClockBeforeEpoch(t *testing.T) {
+	// A zero time.Time (year 1) or any time before 1970 counts as ms 0; it
+	// must not wrap around to a huge ms that would exhaust the stream.
+	for _, at := range []time.Time{{}, time.UnixMilli(-1), time.Unix(-86400, 0)} {
+		s := NewStream(WithClock(func() time.Time { return at }))
+		assert.Equal(t, ID{0, 1}, mustAdd(t, s, ""), "clock at %v", at)
+		assert.Equal(t, ID{0, 2}, mustAdd(t, s, ""), "clock at %v", at)
+	}
 }
 
 func TestAddExplicitIDs(t *testing.T) {
