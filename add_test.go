@@ -177,7 +177,7 @@ func TestAddNoFields(t *testing.T) {
 }
 
 func TestAddFieldsKeptInOrder(t *testing.T) {
-	big := strings.Repeat("x", 3*blockMaxBytes)
+	big := strings.Repeat("x", 70000) // larger than a block, and than 64 KiB
 	entries := [][]Field{
 		Fields("a", "1", "b", "2"),
 		Fields("a", "3", "b", "4"), // same names as the first
@@ -209,7 +209,7 @@ func TestAddFieldsKeptInOrder(t *testing.T) {
 	assert.Equal(t, Fields("k", "v"), got[0].Fields)
 }
 
-func TestFieldsHelper(t *testing.T) {
+func TestFieldsPairs(t *testing.T) {
 	assert.Equal(t, []Field{{"a", "1"}, {"b", "2"}}, Fields("a", "1", "b", "2"))
 	assert.Empty(t, Fields())
 	assert.Panics(t, func() { Fields("a") })
