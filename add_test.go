@@ -306,3 +306,59 @@ func TestAddTrimToEmptyKeepsState(t *testing.T) {
 	assert.EqualValues(t, 4, info.EntriesAdded)
 	assert.EqualValues(t, 1, info.Length)
 }
+
+func TestAddRejectedDoesNotTrim(t *testing.T) {
+	trims := []TrimArgs{
+		{Strategy: TrimMaxLen},
+		{Strategy: TrimMaxLen, MaxLen: 10, Approx: true},
+		{Strategy: TrimMinID, MinID: "99999"},
+		{Strategy: TrimMinID, MinID: "99999", Approx: true, Limit: 1000},
+	}
+	s := sizedStream(t, 250)
+	for _, tr := range trims {
+		for _, c := range []struct {
+			id       string
+			fields   []Field
+			sentinel error
+		}{
+			{"250", Fields("f", "v"), ErrIDTooSmall},
+			{"3-*", Fields("f", "v"), ErrIDTooSmall},
+			{"0-0", Fields("f", "v"), ErrZeroID},
+			{"x", Fields("f", "v"), ErrInvalidID},
+			{"*", nil, ErrNoFields},
+		} {
+			before := snap(t, s)
+			_, err := s.Add(AddArgs{ID: c.id, Trim: tr}, c.fields...)
+			requireErr(t, err, c.sentinel)
+			requireUnchanged(t, s, before)
+		}
+	}
+	ex := streamWith(t, MaxID.String())
+	before := snap(t, ex)
+	_, err := ex.Add(AddArgs{Trim: trims[0]}, Fields("f", "v")...)
+	requireErr(t, err, ErrStreamExhausted)
+	requireUnchanged(t, ex, before)
+}
+
+func TestAddWithApproxTrimAndLimit(t *testing.T) {
+	s := sizedStream(t, 250)
+	lives := blockLives(s)
+	require.Greater(t, len(lives), 2)
+	// Limit below one block: nothing goes.
+	_, err := s.Add(AddArgs{ID: "251", Trim: TrimArgs{Strategy: TrimMaxLen, MaxLen: 1, Approx: true, Limit: lives[0] - 1}}, reading("1", "1")...)
+	require.NoError(t, err)
+	assert.EqualValues(t, 251, s.Len())
+	// Limit of one block: exactly the first block goes.
+	_, err = s.Add(AddArgs{ID: "252", Trim: TrimArgs{Strategy: TrimMaxLen, MaxLen: 1, Approx: true, Limit: lives[0]}}, reading("1", "1")...)
+	require.NoError(t, err)
+	assert.EqualValues(t, 252-lives[0], s.Len())
+	requireIDs(t, s, int(lives[0])+1, 252)
+	// No limit: whole blocks down to the threshold, the new entry kept.
+	id, err := s.Add(AddArgs{Trim: TrimArgs{Strategy: TrimMaxLen, MaxLen: 1, Approx: true}}, reading("1", "1")...)
+	require.NoError(t, err)
+	assert.GreaterOrEqual(t, s.Len(), int64(1))
+	got, err := s.RevRange("+", "-", 1)
+	require.NoError(t, err)
+	assert.Equal(t, id, got[0].ID)
+	assert.Len(t, s.blocks, 1, "every block but the last went")
+}

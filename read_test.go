@@ -69,21 +69,18 @@ func TestReadRejects(t *testing.T) {
 	requireUnchanged(t, s, before)
 }
 
-// goRead runs read in a goroutine and returns the channel of its result.
-func goRead[T any](read func() (T, error)) <-chan struct {
+// outcome is what a call run by goRead returned.
+type outcome[T any] struct {
 	v   T
 	err error
-} {
-	ch := make(chan struct {
-		v   T
-		err error
-	}, 1)
+}
+
+// goRead runs read in a goroutine and returns the channel of its outcome.
+func goRead[T any](read func() (T, error)) <-chan outcome[T] {
+	ch := make(chan outcome[T], 1)
 	go func() {
 		v, err := read()
-		ch <- struct {
-			v   T
-			err error
-		}{v, err}
+		ch <- outcome[T]{v, err}
 	}()
 	return ch
 }
@@ -261,10 +258,7 @@ func TestReadFIFO(t *testing.T) {
 		s := streamWith(t, "1")
 		ctx2, cancel2 := context.WithCancel(t.Context())
 		ctxs := []context.Context{t.Context(), ctx2, t.Context()}
-		var rs []<-chan struct {
-			v   []Entry
-			err error
-		}
+		var rs []<-chan outcome[[]Entry]
 		ws := []*waiter{}
 		for i, ctx := range ctxs {
 			rs = append(rs, goRead(func() ([]Entry, error) {
