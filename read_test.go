@@ -97,6 +97,10 @@ func requireBlocked[T any](t *testing.T, ch <-chan T) {
 	}
 }
 
+// advance moves the fake clock of the synctest bubble on by d, once every
+// other goroutine of the bubble is blocked.
+func advance(d time.Duration) { <-time.After(d) }
+
 func waitersOf(s *Stream) []*waiter {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -112,7 +116,7 @@ func TestReadBlockWakesOnAdd(t *testing.T) {
 		})
 		requireBlocked(t, r)
 		require.Len(t, waitersOf(s), 1)
-		time.Sleep(3 * time.Second) // fake time: the reader stays blocked
+		advance(3 * time.Second)
 		requireBlocked(t, r)
 		mustAdd(t, s, "3", Fields("k", "v")...)
 		got := <-r
@@ -141,7 +145,7 @@ func TestReadBlockTimeout(t *testing.T) {
 		r := goRead(func() ([]Entry, error) {
 			return s.Read(t.Context(), "$", ReadArgs{Block: 5 * time.Second})
 		})
-		time.Sleep(2 * time.Second)
+		advance(2 * time.Second)
 		// An entry that is trimmed away at once wakes the reader, which
 		// finds nothing and waits on: the timeout counts from the call.
 		_, err := s.Add(AddArgs{Trim: TrimArgs{Strategy: TrimMaxLen}}, Fields("f", "v")...)
