@@ -276,7 +276,7 @@ type modelRun struct {
 }
 
 func TestModel(t *testing.T) {
-	steps := 2000
+	steps := 1500
 	if testing.Short() {
 		steps = 500
 	}
