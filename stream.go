@@ -138,7 +138,7 @@ func (s *Stream) Add(args AddArgs, fields ...Field) (ID, error) {
 	)
 	switch args.ID {
 	case "", "*":
-		nowMs = uint64(s.cfg.clock().UnixMilli())
+		nowMs = uint64(max(s.cfg.clock().UnixMilli(), 0)) // before 1970 counts as 0
 	default:
 		var err error
 		want, seqGiven, err = parseID(args.ID, 0, true)
