@@ -90,16 +90,22 @@ func entrySize(msd, seq uint64, same bool, fields []Field) int {
 	return n
 }
 
-// newBlock starts a block whose master entry is (id, fields).
+// newBlock starts a block whose master entry is (id, fields). It sizes the
+// block for blockMaxEntries entries like this one (within blockMaxBytes),
+// so that a block of similar entries is filled without growing.
 func newBlock(id ID, fields []Field) *block {
 	hdr := uvarintLen(uint64(len(fields)))
 	for _, f := range fields {
 		hdr += uvarintLen(uint64(len(f.Name))) + len(f.Name)
 	}
 	size := entrySize(0, 0, true, fields)
+	body, n := size*blockMaxEntries, blockMaxEntries
+	if body > blockMaxBytes {
+		body, n = max(blockMaxBytes, size), max(blockMaxBytes/size, 1)
+	}
 	b := &block{first: id, hdr: int32(hdr), nmast: int32(len(fields))}
-	b.data = make([]byte, 0, hdr+size*8)
-	b.offs = make([]uint16, 0, 8)
+	b.data = make([]byte, 0, hdr+body)
+	b.offs = make([]uint16, 0, n)
 	b.data = binary.AppendUvarint(b.data, uint64(len(fields)))
 	for _, f := range fields {
 		b.data = appendString(b.data, f.Name)
@@ -142,12 +148,13 @@ func (b *block) append(id ID, msd, seq uint64, same bool, fields []Field) {
 	b.live++
 }
 
-// seal trims the slack of a block that will take no more entries.
+// seal trims the slack of a block that will take no more entries, when
+// there is enough of it to be worth a copy.
 func (b *block) seal() {
-	if cap(b.data) > len(b.data) {
+	if cap(b.data)-len(b.data) > len(b.data)/16 {
 		b.data = append([]byte(nil), b.data...)
 	}
-	if cap(b.offs) > len(b.offs) {
+	if cap(b.offs)-len(b.offs) > len(b.offs)/16 {
 		b.offs = append([]uint16(nil), b.offs...)
 	}
 }

@@ -39,7 +39,8 @@ type Entry struct {
 type Option func(*config)
 
 type config struct {
-	clock func() time.Time
+	clock     func() time.Time
+	wallClock bool // clock is time.Now: Add may use wallUnixMilli
 }
 
 // WithClock makes a Stream or DB take the time from now instead of the
@@ -50,9 +51,12 @@ func WithClock(now func() time.Time) Option {
 }
 
 func newConfig(opts []Option) config {
-	c := config{clock: time.Now}
+	var c config
 	for _, o := range opts {
 		o(&c)
+	}
+	if c.clock == nil {
+		c.clock, c.wallClock = time.Now, true
 	}
 	return c
 }
@@ -138,7 +142,7 @@ func (s *Stream) Add(args AddArgs, fields ...Field) (ID, error) {
 	)
 	switch args.ID {
 	case "", "*":
-		nowMs = uint64(s.cfg.clock().UnixMilli())
+		nowMs = s.cfg.idMs()
 	default:
 		var err error
 		want, seqGiven, err = parseID(args.ID, 0, true)
