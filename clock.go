@@ -39,10 +39,14 @@ func wallUnixMilli() int64 {
 }
 
 // idMs returns the time in milliseconds for an auto ID: from the injected
-// clock when there is one, else from wallUnixMilli.
+// clock when there is one, else from wallUnixMilli. A time before 1970
+// counts as 0.
 func (c *config) idMs() uint64 {
+	var ms int64
 	if c.wallClock {
-		return uint64(wallUnixMilli())
+		ms = wallUnixMilli()
+	} else {
+		ms = c.clock().UnixMilli()
 	}
-	return uint64(c.clock().UnixMilli())
+	return uint64(max(ms, 0))
 }
