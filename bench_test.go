@@ -320,6 +320,7 @@ func BenchmarkRange(b *testing.B) {
 	starts := randomStarts(n)
 	for _, count := range []int{1, 10, 100} {
 		b.Run("count-"+strconv.Itoa(count), func(b *testing.B) {
+			warmHeap()
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := range b.N {
@@ -337,6 +338,7 @@ func BenchmarkRevRange(b *testing.B) {
 	const n = 100_000
 	s := cachedStream(b, n)
 	starts := randomStarts(n)
+	warmHeap()
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := range b.N {
