@@ -115,7 +115,7 @@ func TestDeleteFreesEmptyBlocks(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, got, 2)
 	assert.Equal(t, id, got[0].ID)
-	assert.True(t, got[1].ID.Less(last.first))
+	assert.True(t, got[1].ID.Less(last.firstID()))
 }
 
 // blockLives returns the number of live entries of each block.
