@@ -5,6 +5,8 @@ import (
 	"sort"
 	"sync"
 	"time"
+
+	"github.com/armon/go-radix"
 )
 
 // Field is one field/value pair of an entry. Names and values are
@@ -76,6 +78,9 @@ type Stream struct {
 	entriesAdded int64
 
 	waiters waitList
+
+	groups   *radix.Tree  // group name → *group; nil until the first group
+	gwaiters []groupWait // readers blocked in ReadGroup ">", in arrival order
 }
 
 // NewStream returns an empty stream.
@@ -185,6 +190,7 @@ func (s *Stream) Add(args AddArgs, fields ...Field) (ID, error) {
 	if trim.strategy != TrimNone {
 		s.trimLocked(trim)
 	}
+	s.serveGroupWaitersLocked()
 	s.waiters.wake()
 	return id, nil
 }

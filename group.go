@@ -1,0 +1,452 @@
+package xstream
+
+import (
+	"time"
+
+	"github.com/armon/go-radix"
+)
+
+// Consumer groups.
+//
+// A consumer group lets several consumers share one stream, as a Redis
+// consumer group does: each entry read with ReadGroup ">" goes to one
+// consumer of the group and stays in the group's pending entries list (PEL)
+// until it is acknowledged. All group state lives under the stream's lock,
+// so Add, Delete, Trim and group operations are atomic together. Groups and
+// the consumers of a group are kept in radix trees keyed by name, so they
+// are listed in name order. A PEL is a B-tree keyed by ID (btree.go); the
+// group's PEL holds the record of each pending entry, and each consumer's
+// PEL holds the IDs it owns.
+
+// entriesReadUnknown marks a group whose entries-read counter is not known
+// (Redis SCG_INVALID_ENTRIES_READ).
+const entriesReadUnknown = -1
+
+// nack is the record of a pending entry.
+type nack struct {
+	deliveryMs int64     // time of the last delivery, Unix ms
+	count      int64     // number of deliveries
+	owner      *consumer // nil: given back to the group by Nack
+}
+
+type consumer struct {
+	name     string
+	pel      btree[struct{}]
+	seenMs   int64 // last attempted read or claim
+	activeMs int64 // last successful read or claim; -1: never
+}
+
+type group struct {
+	name        string
+	lastID      ID    // last delivered ID
+	entriesRead int64 // entries-read counter, or entriesReadUnknown
+	pel         btree[nack]
+	released    btree[struct{}] // pending entries without an owner (Nack)
+	consumers   *radix.Tree     // name → *consumer
+}
+
+// GroupOptions holds the options of CreateGroup and SetGroupID.
+type GroupOptions struct {
+	// EntriesRead sets the group's entries-read counter (Redis
+	// ENTRIESREAD), used to compute its lag. nil, or -1, leaves it
+	// unknown: the lag is then estimated from the stream when it can be.
+	// Values below -1 are an ErrInvalidArgument error.
+	EntriesRead *int64
+
+	// MkStream makes DB.CreateGroup create a missing stream (Redis
+	// MKSTREAM). Stream methods ignore it.
+	MkStream bool
+}
+
+func (o GroupOptions) entriesRead() (int64, error) {
+	if o.EntriesRead == nil {
+		return entriesReadUnknown, nil
+	}
+	if v := *o.EntriesRead; v < -1 {
+		return 0, errorf(ErrInvalidArgument, "EntriesRead must be >= -1, got %d", v)
+	}
+	return *o.EntriesRead, nil
+}
+
+// noGroup returns the NOGROUP error for group on s.
+func (s *Stream) noGroup(group string) error {
+	return errorf(ErrNoGroup, "stream %q has no consumer group %q", s.name, group)
+}
+
+// groupLocked returns the group called name, or a NOGROUP error.
+func (s *Stream) groupLocked(name string) (*group, error) {
+	if s.groups != nil {
+		if v, ok := s.groups.Get(name); ok {
+			return v.(*group), nil
+		}
+	}
+	return nil, s.noGroup(name)
+}
+
+func (s *Stream) nowMs() int64 { return s.cfg.clock().UnixMilli() }
+
+// parseGroupStart parses the ID of CreateGroup and SetGroupID: "$" (the
+// stream's last ID) or an entry ID ("ms-seq" or "ms").
+func (s *Stream) parseGroupStart(start string) (id ID, dollar bool, err error) {
+	if start == "$" {
+		return ID{}, true, nil
+	}
+	id, err = ParseID(start)
+	return id, false, err
+}
+
+// CreateGroup creates the consumer group name, whose last delivered ID is
+// start: "$" for the stream's last ID (only entries added later will be
+// delivered), "0" for the whole history, or any entry ID (Redis XGROUP
+// CREATE). It fails with ErrGroupExists when the group exists, and with
+// ErrInvalidID or ErrInvalidArgument on bad arguments, changing nothing.
+// O(log G) for G groups.
+func (s *Stream) CreateGroup(name, start string, opts GroupOptions) error {
+	id, dollar, err := s.parseGroupStart(start)
+	if err != nil {
+		return err
+	}
+	read, err := opts.entriesRead()
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.groups == nil {
+		s.groups = radix.New()
+	}
+	if _, ok := s.groups.Get(name); ok {
+		return errorf(ErrGroupExists, "stream %q already has group %q", s.name, name)
+	}
+	if dollar {
+		id = s.lastID
+	}
+	s.groups.Insert(name, &group{name: name, lastID: id, entriesRead: read, consumers: radix.New()})
+	return nil
+}
+
+// SetGroupID sets the last delivered ID of a group (Redis XGROUP SETID): id
+// is "$" for the stream's last ID or an entry ID. It also sets the group's
+// entries-read counter from opts.EntriesRead (unknown when nil). Moving the
+// ID back makes ReadGroup ">" deliver entries again; an entry still pending
+// then moves to its new reader. It fails with ErrNoGroup, ErrInvalidID or
+// ErrInvalidArgument, changing nothing. O(log G), and it serves blocked
+// readers of the group.
+func (s *Stream) SetGroupID(name, id string, opts GroupOptions) error {
+	to, dollar, err := s.parseGroupStart(id)
+	if err != nil {
+		return err
+	}
+	read, err := opts.entriesRead()
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	g, err := s.groupLocked(name)
+	if err != nil {
+		return err
+	}
+	if dollar {
+		to = s.lastID
+	}
+	g.lastID, g.entriesRead = to, read
+	s.serveGroupWaitersLocked()
+	return nil
+}
+
+// DestroyGroup removes the group called name with its consumers and
+// pending entries (Redis XGROUP DESTROY) and reports whether it existed.
+// Readers blocked in ReadGroup on the group return an ErrNoGroup error.
+// O(log G) plus the blocked readers.
+func (s *Stream) DestroyGroup(name string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.groups == nil {
+		return false
+	}
+	v, ok := s.groups.Delete(name)
+	if !ok {
+		return false
+	}
+	s.failGroupWaitersLocked(v.(*group), s.noGroup(name))
+	return true
+}
+
+// consumerLocked returns the consumer called name, creating it if needed.
+func (g *group) consumerLocked(name string) (*consumer, bool) {
+	if v, ok := g.consumers.Get(name); ok {
+		return v.(*consumer), false
+	}
+	c := &consumer{name: name, activeMs: -1}
+	g.consumers.Insert(name, c)
+	return c, true
+}
+
+// CreateConsumer creates the consumer called name in group and reports
+// whether it was new (Redis XGROUP CREATECONSUMER). ReadGroup, Claim and
+// AutoClaim also create consumers on first mention. It fails with
+// ErrNoGroup. O(log G + log C).
+func (s *Stream) CreateConsumer(group, name string) (bool, error) {
+	now := s.nowMs()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	g, err := s.groupLocked(group)
+	if err != nil {
+		return false, err
+	}
+	c, created := g.consumerLocked(name)
+	if created {
+		c.seenMs = now
+	}
+	return created, nil
+}
+
+// DeleteConsumer removes the consumer called name from group and returns how many entries
+// it had pending; those entries leave the group's PEL too (Redis XGROUP
+// DELCONSUMER). A consumer that does not exist gives 0. It fails with
+// ErrNoGroup. O(p log P) for the consumer's p pending entries.
+func (s *Stream) DeleteConsumer(group, name string) (int64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	g, err := s.groupLocked(group)
+	if err != nil {
+		return 0, err
+	}
+	v, ok := g.consumers.Delete(name)
+	if !ok {
+		return 0, nil
+	}
+	c := v.(*consumer)
+	n := int64(c.pel.Len())
+	c.pel.ascend(ID{}, MaxID, func(id ID, _ *struct{}) bool {
+		g.pel.delete(id)
+		return true
+	})
+	return n, nil
+}
+
+// removePendingLocked drops id from the group's PEL and from its owner's.
+func (g *group) removePendingLocked(id ID) bool {
+	rec, ok := g.pel.delete(id)
+	if !ok {
+		return false
+	}
+	if rec.owner != nil {
+		rec.owner.pel.delete(id)
+	} else {
+		g.released.delete(id)
+	}
+	return true
+}
+
+// Lag and entries read, after Redis 7 (t_stream.c).
+
+// rangeHasTombstones reports whether an entry with start <= ID was deleted
+// from inside the stream, so that counting entries there is not possible.
+func (s *Stream) rangeHasTombstones(start ID) bool {
+	if s.length == 0 || s.maxDeleted.IsZero() {
+		return false
+	}
+	if s.maxDeleted.Less(s.firstID) {
+		return false
+	}
+	return !s.maxDeleted.Less(start)
+}
+
+// estimateDistance returns the number of entries added up to and including
+// id, or entriesReadUnknown when deletions make it unknowable.
+func (s *Stream) estimateDistance(id ID) int64 {
+	if s.entriesAdded == 0 {
+		return 0
+	}
+	if s.length == 0 && !s.lastID.Less(id) {
+		return s.entriesAdded
+	}
+	switch id.Compare(s.lastID) {
+	case 0:
+		return s.entriesAdded
+	case 1:
+		return entriesReadUnknown
+	}
+	if s.maxDeleted.IsZero() || s.maxDeleted.Less(s.firstID) {
+		switch id.Compare(s.firstID) {
+		case -1:
+			return s.entriesAdded - s.length
+		case 0:
+			return s.entriesAdded - s.length + 1
+		}
+	}
+	return entriesReadUnknown
+}
+
+// advanceLocked records that id, greater than the group's last delivered
+// ID, was delivered.
+func (s *Stream) advanceLocked(g *group, id ID) {
+	if g.entriesRead != entriesReadUnknown && !s.rangeHasTombstones(g.lastID) {
+		g.entriesRead++
+	} else if s.entriesAdded != 0 {
+		g.entriesRead = s.estimateDistance(id)
+	}
+	g.lastID = id
+}
+
+// lagLocked returns the group's lag and whether it is known.
+func (s *Stream) lagLocked(g *group) (int64, bool) {
+	if s.entriesAdded == 0 {
+		return 0, true
+	}
+	if g.entriesRead != entriesReadUnknown && !s.rangeHasTombstones(g.lastID) {
+		return s.entriesAdded - g.entriesRead, true
+	}
+	if read := s.estimateDistance(g.lastID); read != entriesReadUnknown {
+		return s.entriesAdded - read, true
+	}
+	return 0, false
+}
+
+// GroupInfo describes a consumer group, with the fields of Redis's XINFO
+// GROUPS.
+type GroupInfo struct {
+	Name            string
+	Consumers       int
+	Pending         int64 // entries in the group's PEL
+	LastDeliveredID ID
+	// EntriesRead counts the entries delivered to the group, when
+	// EntriesReadKnown.
+	EntriesRead      int64
+	EntriesReadKnown bool
+	// Lag is the number of entries not yet delivered to the group, when
+	// LagKnown. It is unknown (not zero) when deletions inside the
+	// stream make it impossible to count, as in Redis 7.
+	Lag      int64
+	LagKnown bool
+}
+
+func (s *Stream) groupInfoLocked(g *group) GroupInfo {
+	info := GroupInfo{
+		Name:            g.name,
+		Consumers:       g.consumers.Len(),
+		Pending:         int64(g.pel.Len()),
+		LastDeliveredID: g.lastID,
+	}
+	if g.entriesRead != entriesReadUnknown {
+		info.EntriesRead, info.EntriesReadKnown = g.entriesRead, true
+	}
+	info.Lag, info.LagKnown = s.lagLocked(g)
+	return info
+}
+
+// Groups describes the stream's consumer groups in name order (Redis XINFO
+// GROUPS). O(G).
+func (s *Stream) Groups() []GroupInfo {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	var out []GroupInfo
+	s.eachGroupLocked(func(g *group) { out = append(out, s.groupInfoLocked(g)) })
+	return out
+}
+
+func (s *Stream) eachGroupLocked(fn func(*group)) {
+	if s.groups == nil {
+		return
+	}
+	s.groups.Walk(func(_ string, v any) bool {
+		fn(v.(*group))
+		return false
+	})
+}
+
+func eachConsumer(g *group, fn func(*consumer)) {
+	g.consumers.Walk(func(_ string, v any) bool {
+		fn(v.(*consumer))
+		return false
+	})
+}
+
+// ConsumerInfo describes a consumer of a group, with the fields of Redis's
+// XINFO CONSUMERS.
+type ConsumerInfo struct {
+	Name    string
+	Pending int64         // entries it owns in the group's PEL
+	Idle    time.Duration // since its last attempted read or claim
+	// Inactive is the time since its last successful read or claim (one
+	// that delivered or claimed entries), when InactiveKnown; a consumer
+	// that never had one has InactiveKnown false (Redis: -1).
+	Inactive      time.Duration
+	InactiveKnown bool
+}
+
+func consumerInfo(c *consumer, now int64) ConsumerInfo {
+	info := ConsumerInfo{
+		Name:    c.name,
+		Pending: int64(c.pel.Len()),
+		Idle:    msDuration(now - c.seenMs),
+	}
+	if c.activeMs >= 0 {
+		info.Inactive, info.InactiveKnown = msDuration(now-c.activeMs), true
+	}
+	return info
+}
+
+// msDuration converts a difference of Unix milliseconds to a Duration; a
+// clock that went back gives 0.
+func msDuration(ms int64) time.Duration {
+	if ms < 0 {
+		ms = 0
+	}
+	return time.Duration(ms) * time.Millisecond
+}
+
+// Consumers describes the consumers of group in name order (Redis XINFO
+// CONSUMERS). Idle times come from the stream's clock. It fails with
+// ErrNoGroup. O(C).
+func (s *Stream) Consumers(group string) ([]ConsumerInfo, error) {
+	now := s.nowMs()
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	g, err := s.groupLocked(group)
+	if err != nil {
+		return nil, err
+	}
+	var out []ConsumerInfo
+	eachConsumer(g, func(c *consumer) { out = append(out, consumerInfo(c, now)) })
+	return out, nil
+}
+
+// GroupDetail is a group as InfoFull lists it (Redis XINFO STREAM FULL):
+// its description, its PEL and its consumers with their PELs.
+type GroupDetail struct {
+	GroupInfo
+	PEL       []PendingEntry
+	Consumers []ConsumerDetail
+}
+
+// ConsumerDetail is a consumer as InfoFull lists it.
+type ConsumerDetail struct {
+	ConsumerInfo
+	SeenTime   time.Time // last attempted read or claim
+	ActiveTime time.Time // last successful one; zero when never
+	PEL        []PendingEntry
+}
+
+// groupDetailsLocked lists the groups for InfoFull; count caps each PEL
+// listed (0: no cap).
+func (s *Stream) groupDetailsLocked(count int) []GroupDetail {
+	now := s.nowMs()
+	var out []GroupDetail
+	s.eachGroupLocked(func(g *group) {
+		d := GroupDetail{GroupInfo: s.groupInfoLocked(g)}
+		d.PEL = pendingRows(g, ID{}, MaxID, count, nil, 0, now)
+		eachConsumer(g, func(c *consumer) {
+			cd := ConsumerDetail{ConsumerInfo: consumerInfo(c, now), SeenTime: time.UnixMilli(c.seenMs)}
+			if c.activeMs >= 0 {
+				cd.ActiveTime = time.UnixMilli(c.activeMs)
+			}
+			cd.PEL = pendingRows(g, ID{}, MaxID, count, c, 0, now)
+			d.Consumers = append(d.Consumers, cd)
+		})
+		out = append(out, d)
+	})
+	return out
+}
