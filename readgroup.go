@@ -82,6 +82,9 @@ func (s *Stream) deliverLocked(g *group, c *consumer, count int, noack bool, now
 	more := func() bool { return count == 0 || len(col.ids) < count }
 	for g.released.Len() > 0 && more() {
 		id, _ := g.released.min()
+		if g.lastID.Less(id) {
+			break // not delivered yet (Nack with Force): the scan below takes it
+		}
 		g.released.delete(id)
 		b, flags, body, ok := s.entryLocked(id)
 		if !ok || noack {
@@ -103,7 +106,9 @@ func (s *Stream) deliverLocked(g *group, c *consumer, count int, noack bool, now
 		s.walk(lo, MaxID, false, func(b *block, id ID, flags byte, body int) bool {
 			col.add(b, id, flags, body)
 			s.advanceLocked(g, id)
-			if !noack {
+			if noack {
+				g.removePendingLocked(id)
+			} else {
 				rec, added := g.pel.insert(id, nack{deliveryMs: now, count: 1, owner: c})
 				if !added {
 					// Pending already: SetGroupID moved the group back.
