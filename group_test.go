@@ -839,5 +839,3 @@ func TestGroupErrorsNameStreamAndGroup(t *testing.T) {
 		require.False(t, errors.Is(err, ErrNoStream), name)
 	}
 }
-
-

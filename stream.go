@@ -79,7 +79,7 @@ type Stream struct {
 
 	waiters waitList
 
-	groups   *radix.Tree  // group name → *group; nil until the first group
+	groups   *radix.Tree // group name → *group; nil until the first group
 	gwaiters []groupWait // readers blocked in ReadGroup ">", in arrival order
 }
 
