@@ -59,6 +59,32 @@ func TestCrashRecovery(t *testing.T) {
 		}
 
 		var wg sync.WaitGroup
+		// Workers; w1 and w3 stop for good after their first batch,
+		// processing half of it (at least one entry) and acknowledging
+		// none of it.
+		for w := range 4 {
+			name := fmt.Sprintf("w%d", w)
+			crashes := w%2 == 1
+			wg.Go(func() {
+				for {
+					es, err := s.ReadGroup(ctx, "workers", name, ">", ReadGroupArgs{Count: 7, Block: BlockForever})
+					if err != nil {
+						assert.ErrorIs(t, err, context.Canceled)
+						return
+					}
+					if crashes {
+						process(name, es[:(len(es)+1)/2])
+						mu.Lock()
+						stopped[name] = true
+						mu.Unlock()
+						return
+					}
+					process(name, es)
+					ack(es)
+				}
+			})
+		}
+		synctest.Wait() // every worker is blocked in ReadGroup
 		for p := range producers {
 			wg.Go(func() {
 				for i := range perProducer {
@@ -67,30 +93,6 @@ func TestCrashRecovery(t *testing.T) {
 					if i%50 == 0 {
 						<-time.After(100 * time.Millisecond) // spread the load over time
 					}
-				}
-			})
-		}
-		// Workers; w1 and w3 stop for good after their second batch,
-		// processing half of it and acknowledging none of it.
-		for w := range 4 {
-			name := fmt.Sprintf("w%d", w)
-			crashes := w%2 == 1
-			wg.Go(func() {
-				for batch := 0; ; batch++ {
-					es, err := s.ReadGroup(ctx, "workers", name, ">", ReadGroupArgs{Count: 7, Block: BlockForever})
-					if err != nil {
-						assert.ErrorIs(t, err, context.Canceled)
-						return
-					}
-					if crashes && batch == 1 {
-						process(name, es[:len(es)/2])
-						mu.Lock()
-						stopped[name] = true
-						mu.Unlock()
-						return
-					}
-					process(name, es)
-					ack(es)
 				}
 			})
 		}
@@ -140,8 +142,11 @@ func TestCrashRecovery(t *testing.T) {
 		assert.Equal(t, int64(total), s.Len())
 		require.Len(t, processedBy, total, "every job processed")
 		require.Equal(t, map[string]bool{"w1": true, "w3": true}, stopped)
-		dups := 0
+		dups, byStopped := 0, 0
 		for job, who := range processedBy {
+			if stopped[who[0]] {
+				byStopped++
+			}
 			if len(who) == 1 {
 				continue
 			}
@@ -150,7 +155,8 @@ func TestCrashRecovery(t *testing.T) {
 			assert.True(t, stopped[who[0]], "job %s processed twice, first by %s, which did not stop", job, who[0])
 			assert.Equal(t, "reaper", who[1], job)
 		}
-		assert.Positive(t, dups, "the stopped workers had processed some jobs")
+		assert.Equal(t, byStopped, dups, "exactly the jobs the stopped workers processed ran twice")
+		assert.Positive(t, dups)
 		info := s.Groups()[0]
 		assert.Equal(t, int64(total), info.EntriesRead)
 		assert.Equal(t, int64(0), info.Lag)
