@@ -839,3 +839,17 @@ func TestGroupErrorsNameStreamAndGroup(t *testing.T) {
 		require.False(t, errors.Is(err, ErrNoStream), name)
 	}
 }
+
+func TestAckIDs(t *testing.T) {
+	clk := newGTClock()
+	s := gtStream(t, clk, 3)
+	require.NoError(t, s.CreateGroup("g", "0", GroupOptions{}))
+	es, err := s.ReadGroup(context.Background(), "g", "c", ">", ReadGroupArgs{})
+	require.NoError(t, err)
+	gtUnchanged(t, s, ErrNoGroup, `"h"`, func() error { _, err := s.AckIDs("h", es[0].ID); return err })
+	n, err := s.AckIDs("g", es[0].ID, es[2].ID, es[2].ID, gtID(9))
+	require.NoError(t, err)
+	assert.Equal(t, int64(2), n)
+	sum, _ := s.Pending("g")
+	assert.Equal(t, PendingSummary{Count: 1, Lowest: gtID(2), Highest: gtID(2), Consumers: []ConsumerPending{{"c", 1}}}, sum)
+}

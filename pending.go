@@ -38,12 +38,25 @@ func (s *Stream) Ack(group string, ids ...string) (int64, error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.ackLocked(group, parsed)
+}
+
+// AckIDs is Ack for IDs already parsed, such as those of entries that
+// ReadGroup returned: it saves formatting and parsing them. O(log P) per
+// ID.
+func (s *Stream) AckIDs(group string, ids ...ID) (int64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.ackLocked(group, ids)
+}
+
+func (s *Stream) ackLocked(group string, ids []ID) (int64, error) {
 	g, err := s.groupLocked(group)
 	if err != nil {
 		return 0, err
 	}
 	var n int64
-	for _, id := range parsed {
+	for _, id := range ids {
 		if g.removePendingLocked(id) {
 			n++
 		}
