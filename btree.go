@@ -11,7 +11,11 @@ package xstream
 type btree[V any] struct {
 	root *btNode[V]
 	n    int
+	free [2][]*btNode[V] // spare leaf and inner nodes, for reuse
 }
+
+// btSpare bounds the spare nodes a tree keeps of each kind.
+const btSpare = 4
 
 const (
 	btMinItems = 31               // items in a node other than the root, at least (before early splits)
@@ -28,12 +32,38 @@ type btNode[V any] struct {
 	kids  []*btNode[V] // nil in a leaf
 }
 
-func newBtNode[V any](leaf bool) *btNode[V] {
+// newNode returns an empty node, a spare one if there is one.
+func (t *btree[V]) newNode(leaf bool) *btNode[V] {
+	k := 0
+	if !leaf {
+		k = 1
+	}
+	if f := t.free[k]; len(f) > 0 {
+		n := f[len(f)-1]
+		f[len(f)-1] = nil
+		t.free[k] = f[:len(f)-1]
+		return n
+	}
 	n := &btNode[V]{items: make([]btItem[V], 0, btMaxItems)}
 	if !leaf {
 		n.kids = make([]*btNode[V], 0, btMaxItems+1)
 	}
 	return n
+}
+
+// freeNode keeps an emptied node for reuse, up to btSpare of each kind.
+func (t *btree[V]) freeNode(n *btNode[V]) {
+	k := 0
+	if !n.leaf() {
+		k = 1
+		clear(n.kids[:cap(n.kids)])
+		n.kids = n.kids[:0]
+	}
+	clear(n.items[:cap(n.items)])
+	n.items = n.items[:0]
+	if len(t.free[k]) < btSpare {
+		t.free[k] = append(t.free[k], n)
+	}
 }
 
 func (n *btNode[V]) leaf() bool { return n.kids == nil }
@@ -77,15 +107,15 @@ func (t *btree[V]) get(id ID) *V {
 // tree) and whether id was new. O(log n).
 func (t *btree[V]) insert(id ID, v V) (*V, bool) {
 	if t.root == nil {
-		t.root = newBtNode[V](true)
+		t.root = t.newNode(true)
 	}
 	if len(t.root.items) == btMaxItems {
 		old := t.root
-		t.root = newBtNode[V](false)
+		t.root = t.newNode(false)
 		t.root.kids = append(t.root.kids, old)
-		t.root.splitKid(0, id)
+		t.splitKid(t.root, 0, id)
 	}
-	p, added := t.root.insert(id, v)
+	p, added := t.insertAt(t.root, id, v)
 	if added {
 		t.n++
 	}
@@ -95,13 +125,13 @@ func (t *btree[V]) insert(id ID, v V) (*V, bool) {
 // splitKid splits the full kid i. id is the ID about to be inserted: when
 // it goes after every item of the kid, the split keeps the left part
 // nearly full.
-func (n *btNode[V]) splitKid(i int, id ID) {
+func (t *btree[V]) splitKid(n *btNode[V], i int, id ID) {
 	kid := n.kids[i]
 	at := btMinItems
 	if last := kid.items[len(kid.items)-1].id; last.Less(id) {
 		at = len(kid.items) - 2
 	}
-	right := newBtNode[V](kid.leaf())
+	right := t.newNode(kid.leaf())
 	right.items = append(right.items, kid.items[at+1:]...)
 	mid := kid.items[at]
 	clear(kid.items[at:])
@@ -119,9 +149,9 @@ func (n *btNode[V]) splitKid(i int, id ID) {
 	n.kids[i+1] = right
 }
 
-// insert puts (id, v) into the subtree of n, which is not full, unless id
-// is there.
-func (n *btNode[V]) insert(id ID, v V) (*V, bool) {
+// insertAt puts (id, v) into the subtree of n, which is not full, unless
+// id is there.
+func (t *btree[V]) insertAt(n *btNode[V], id ID, v V) (*V, bool) {
 	for {
 		i, ok := n.find(id)
 		if ok {
@@ -134,7 +164,7 @@ func (n *btNode[V]) insert(id ID, v V) (*V, bool) {
 			return &n.items[i].v, true
 		}
 		if len(n.kids[i].items) == btMaxItems {
-			n.splitKid(i, id)
+			t.splitKid(n, i, id)
 			switch c := id.Compare(n.items[i].id); {
 			case c == 0:
 				return &n.items[i].v, false
@@ -153,13 +183,11 @@ func (t *btree[V]) delete(id ID) (V, bool) {
 	if t.root == nil {
 		return zero, false
 	}
-	v, ok := t.root.remove(id, false)
-	if len(t.root.items) == 0 {
-		if t.root.leaf() {
-			t.root = nil
-		} else {
-			t.root = t.root.kids[0]
-		}
+	v, ok := t.remove(t.root, id, false)
+	if len(t.root.items) == 0 && !t.root.leaf() {
+		old := t.root
+		t.root = old.kids[0]
+		t.freeNode(old)
 	}
 	if ok {
 		t.n--
@@ -170,7 +198,7 @@ func (t *btree[V]) delete(id ID) (V, bool) {
 // remove deletes id (or, with max, the largest item) from the subtree of
 // n. Before going down into a kid it makes sure the kid has more than
 // btMinItems items, so that a removal never leaves a node short.
-func (n *btNode[V]) remove(id ID, max bool) (V, bool) {
+func (t *btree[V]) remove(n *btNode[V], id ID, max bool) (V, bool) {
 	var zero V
 	for {
 		var i int
@@ -197,7 +225,7 @@ func (n *btNode[V]) remove(id ID, max bool) (V, bool) {
 			}
 		}
 		if len(n.kids[i].items) <= btMinItems {
-			n.grow(i)
+			t.grow(n, i)
 			continue // the items of n moved: look again
 		}
 		if found {
@@ -205,7 +233,7 @@ func (n *btNode[V]) remove(id ID, max bool) (V, bool) {
 			// Replace the item by its predecessor, the largest of kid i.
 			kid := n.kids[i]
 			pred := kid.maxItem()
-			kid.remove(ID{}, true)
+			t.remove(kid, ID{}, true)
 			n.items[i] = pred
 			return out, true
 		}
@@ -222,7 +250,7 @@ func (n *btNode[V]) maxItem() btItem[V] {
 
 // grow gives kid i more than btMinItems items, borrowing from a sibling or
 // merging with one.
-func (n *btNode[V]) grow(i int) {
+func (t *btree[V]) grow(n *btNode[V], i int) {
 	kid := n.kids[i]
 	switch {
 	case i > 0 && len(n.kids[i-1].items) > btMinItems:
@@ -270,6 +298,7 @@ func (n *btNode[V]) grow(i int) {
 		copy(n.kids[i+1:], n.kids[i+2:])
 		n.kids[len(n.kids)-1] = nil
 		n.kids = n.kids[:len(n.kids)-1]
+		t.freeNode(right)
 	}
 }
 
@@ -301,7 +330,7 @@ func (t *btree[V]) ceil(id ID) (ID, *V, bool) {
 // tree is empty. O(log n).
 func (t *btree[V]) min() (ID, bool) {
 	n := t.root
-	if n == nil {
+	if t.n == 0 {
 		return ID{}, false
 	}
 	for !n.leaf() {
@@ -311,7 +340,7 @@ func (t *btree[V]) min() (ID, bool) {
 }
 
 func (t *btree[V]) max() (ID, bool) {
-	if t.root == nil {
+	if t.n == 0 {
 		return ID{}, false
 	}
 	return t.root.maxItem().id, true

@@ -111,7 +111,7 @@ func TestBtreeAgainstMap(t *testing.T) {
 			_, ok := tr.delete(id)
 			require.True(t, ok)
 		}
-		require.Nil(t, tr.root)
+		require.Empty(t, tr.root.items)
 		require.Zero(t, tr.Len())
 	}
 }

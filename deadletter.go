@@ -85,8 +85,8 @@ func (s *Stream) MoveDeadLetters(group string, args DeadLetterArgs) ([]DeadLette
 			return true
 		}
 		d := deadCandidate{id: id, letter: DeadLetter{ID: id, Deliveries: rec.count}}
-		if rec.owner != nil {
-			d.letter.Consumer = rec.owner.name
+		if c := g.ownerOf(rec); c != nil {
+			d.letter.Consumer = c.name
 		}
 		if b, flags, body, ok := s.entryLocked(id); ok {
 			col.add(b, id, flags, body)

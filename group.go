@@ -22,15 +22,17 @@ import (
 // (Redis SCG_INVALID_ENTRIES_READ).
 const entriesReadUnknown = -1
 
-// nack is the record of a pending entry.
+// nack is the record of a pending entry. It holds no pointer, so the
+// garbage collector does not scan PELs.
 type nack struct {
-	deliveryMs int64     // time of the last delivery, Unix ms
-	count      int64     // number of deliveries
-	owner      *consumer // nil: given back to the group by Nack
+	deliveryMs int64  // time of the last delivery, Unix ms
+	count      int64  // number of deliveries
+	owner      uint32 // consumer number (group.byNum); 0: given back by Nack
 }
 
 type consumer struct {
 	name     string
+	num      uint32 // in group.byNum
 	pel      btree[struct{}]
 	seenMs   int64 // last attempted read or claim
 	activeMs int64 // last successful read or claim; -1: never
@@ -43,6 +45,16 @@ type group struct {
 	pel         btree[nack]
 	released    btree[struct{}] // pending entries without an owner (Nack)
 	consumers   *radix.Tree     // name → *consumer
+	byNum       []*consumer     // consumer number → consumer; 0 is unused
+	freeNums    []uint32        // numbers of deleted consumers
+}
+
+// ownerOf returns the consumer that owns rec, or nil.
+func (g *group) ownerOf(rec *nack) *consumer {
+	if rec.owner == 0 {
+		return nil
+	}
+	return g.byNum[rec.owner]
 }
 
 // GroupOptions holds the options of CreateGroup and SetGroupID.
@@ -179,6 +191,16 @@ func (g *group) consumerLocked(name string) (*consumer, bool) {
 		return v.(*consumer), false
 	}
 	c := &consumer{name: name, activeMs: -1}
+	if n := len(g.freeNums); n > 0 {
+		c.num, g.freeNums = g.freeNums[n-1], g.freeNums[:n-1]
+		g.byNum[c.num] = c
+	} else {
+		if len(g.byNum) == 0 {
+			g.byNum = append(g.byNum, nil)
+		}
+		c.num = uint32(len(g.byNum))
+		g.byNum = append(g.byNum, c)
+	}
 	g.consumers.Insert(name, c)
 	return c, true
 }
@@ -218,6 +240,8 @@ func (s *Stream) DeleteConsumer(group, name string) (int64, error) {
 		return 0, nil
 	}
 	c := v.(*consumer)
+	g.byNum[c.num] = nil
+	g.freeNums = append(g.freeNums, c.num)
 	n := int64(c.pel.Len())
 	c.pel.ascend(ID{}, MaxID, func(id ID, _ *struct{}) bool {
 		g.pel.delete(id)
@@ -232,8 +256,8 @@ func (g *group) removePendingLocked(id ID) bool {
 	if !ok {
 		return false
 	}
-	if rec.owner != nil {
-		rec.owner.pel.delete(id)
+	if c := g.ownerOf(&rec); c != nil {
+		c.pel.delete(id)
 	} else {
 		g.released.delete(id)
 	}

@@ -174,8 +174,8 @@ func pendingRows(g *group, lo, hi ID, count int, c *consumer, minIdleMs, now int
 			return true
 		}
 		e := PendingEntry{ID: id, Idle: msDuration(now - rec.deliveryMs), Deliveries: rec.count}
-		if rec.owner != nil {
-			e.Consumer = rec.owner.name
+		if c := g.ownerOf(rec); c != nil {
+			e.Consumer = c.name
 		}
 		out = append(out, e)
 		return count == 0 || len(out) < count
@@ -214,14 +214,14 @@ type ClaimArgs struct {
 
 // claimLocked moves the pending record rec of id to c.
 func (g *group) claimLocked(id ID, rec *nack, c *consumer, deliveryMs int64, retry *int64, justID bool) {
-	if rec.owner != c {
-		if rec.owner != nil {
-			rec.owner.pel.delete(id)
+	if rec.owner != c.num {
+		if old := g.ownerOf(rec); old != nil {
+			old.pel.delete(id)
 		} else {
 			g.released.delete(id)
 		}
 		c.pel.insert(id, struct{}{})
-		rec.owner = c
+		rec.owner = c.num
 	}
 	rec.deliveryMs = deliveryMs
 	switch {
@@ -305,7 +305,7 @@ func (s *Stream) Claim(group, consumer string, minIdle time.Duration, ids []stri
 				continue
 			}
 			rec, _ = g.pel.insert(id, nack{deliveryMs: now, count: 1})
-		} else if rec.owner != nil && minMs > 0 && now-rec.deliveryMs < minMs {
+		} else if rec.owner != 0 && minMs > 0 && now-rec.deliveryMs < minMs {
 			continue
 		}
 		g.claimLocked(id, rec, c, delivery, args.RetryCount, args.JustID)
@@ -394,7 +394,7 @@ func (s *Stream) AutoClaim(group, consumer string, minIdle time.Duration, start 
 			g.removePendingLocked(id)
 			res.Deleted = append(res.Deleted, id)
 			count--
-		} else if rec.owner == nil || minMs == 0 || now-rec.deliveryMs >= minMs {
+		} else if rec.owner == 0 || minMs == 0 || now-rec.deliveryMs >= minMs {
 			g.claimLocked(id, rec, c, now, nil, args.JustID)
 			if args.JustID {
 				col.addDeleted(id)
@@ -480,11 +480,11 @@ func (s *Stream) Nack(group string, mode NackMode, ids []string, args NackArgs) 
 				continue
 			}
 			rec, _ = g.pel.insert(id, nack{deliveryMs: now})
-		} else if rec.owner == nil {
+		} else if rec.owner == 0 {
 			continue
 		} else {
-			rec.owner.pel.delete(id)
-			rec.owner = nil
+			g.ownerOf(rec).pel.delete(id)
+			rec.owner = 0
 		}
 		g.released.insert(id, struct{}{})
 		switch {

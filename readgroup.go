@@ -96,7 +96,7 @@ func (s *Stream) deliverLocked(g *group, c *consumer, count int, noack bool, now
 		}
 		col.add(b, id, flags, body)
 		rec := g.pel.get(id)
-		rec.owner, rec.deliveryMs = c, now
+		rec.owner, rec.deliveryMs = c.num, now
 		if rec.count < math.MaxInt64 {
 			rec.count++
 		}
@@ -109,15 +109,15 @@ func (s *Stream) deliverLocked(g *group, c *consumer, count int, noack bool, now
 			if noack {
 				g.removePendingLocked(id)
 			} else {
-				rec, added := g.pel.insert(id, nack{deliveryMs: now, count: 1, owner: c})
+				rec, added := g.pel.insert(id, nack{deliveryMs: now, count: 1, owner: c.num})
 				if !added {
 					// Pending already: SetGroupID moved the group back.
-					if rec.owner != nil {
-						rec.owner.pel.delete(id)
+					if old := g.ownerOf(rec); old != nil {
+						old.pel.delete(id)
 					} else {
 						g.released.delete(id)
 					}
-					*rec = nack{deliveryMs: now, count: 1, owner: c}
+					*rec = nack{deliveryMs: now, count: 1, owner: c.num}
 				}
 				c.pel.insert(id, struct{}{})
 			}
