@@ -181,6 +181,9 @@ func (s *Stream) PendingRange(group string, args PendingArgs) ([]PendingEntry, e
 // pendingRows lists the PEL of g (or of its consumer c) within [lo, hi].
 func pendingRows(g *group, lo, hi ID, count int, c *consumer, minIdleMs, now int64) []PendingEntry {
 	var out []PendingEntry
+	if count > 0 {
+		out = make([]PendingEntry, 0, min(count, g.pel.Len()))
+	}
 	row := func(id ID, rec *nack) bool {
 		if minIdleMs > 0 && now-rec.deliveryMs < minIdleMs {
 			return true
