@@ -12,6 +12,10 @@ type btree[V any] struct {
 	root *btNode[V]
 	n    int
 	free [2][]*btNode[V] // spare leaf and inner nodes, for reuse
+	// last is the rightmost leaf, when known: IDs arriving in order are
+	// appended to it, and the largest ID removed from it, without a
+	// descent. Splits and merges forget it.
+	last *btNode[V]
 }
 
 // btSpare bounds the spare nodes a tree keeps of each kind.
@@ -106,6 +110,11 @@ func (t *btree[V]) get(id ID) *V {
 // pointer to the value stored under id (valid until the next change of the
 // tree) and whether id was new. O(log n).
 func (t *btree[V]) insert(id ID, v V) (*V, bool) {
+	if l := t.last; l != nil && len(l.items) > 0 && len(l.items) < btMaxItems && l.items[len(l.items)-1].id.Less(id) {
+		l.items = append(l.items, btItem[V]{v: v, id: id})
+		t.n++
+		return &l.items[len(l.items)-1].v, true
+	}
 	if t.root == nil {
 		t.root = t.newNode(true)
 	}
@@ -126,6 +135,7 @@ func (t *btree[V]) insert(id ID, v V) (*V, bool) {
 // it goes after every item of the kid, the split keeps the left part
 // nearly full.
 func (t *btree[V]) splitKid(n *btNode[V], i int, id ID) {
+	t.last = nil
 	kid := n.kids[i]
 	at := btMinItems
 	if last := kid.items[len(kid.items)-1].id; last.Less(id) {
@@ -152,12 +162,16 @@ func (t *btree[V]) splitKid(n *btNode[V], i int, id ID) {
 // insertAt puts (id, v) into the subtree of n, which is not full, unless
 // id is there.
 func (t *btree[V]) insertAt(n *btNode[V], id ID, v V) (*V, bool) {
+	rightmost := true
 	for {
 		i, ok := n.find(id)
 		if ok {
 			return &n.items[i].v, false
 		}
 		if n.leaf() {
+			if rightmost {
+				t.last = n
+			}
 			n.items = append(n.items, btItem[V]{})
 			copy(n.items[i+1:], n.items[i:])
 			n.items[i] = btItem[V]{v: v, id: id}
@@ -172,6 +186,7 @@ func (t *btree[V]) insertAt(n *btNode[V], id ID, v V) (*V, bool) {
 				i++
 			}
 		}
+		rightmost = rightmost && i == len(n.items)
 		n = n.kids[i]
 	}
 }
@@ -183,11 +198,19 @@ func (t *btree[V]) delete(id ID) (V, bool) {
 	if t.root == nil {
 		return zero, false
 	}
+	if l := t.last; l != nil && len(l.items) > 0 && (len(l.items) > btMinItems || l == t.root) && l.items[len(l.items)-1].id == id {
+		it := l.items[len(l.items)-1]
+		l.items[len(l.items)-1] = btItem[V]{}
+		l.items = l.items[:len(l.items)-1]
+		t.n--
+		return it.v, true
+	}
 	v, ok := t.remove(t.root, id, false)
 	if len(t.root.items) == 0 && !t.root.leaf() {
 		old := t.root
 		t.root = old.kids[0]
 		t.freeNode(old)
+		t.last = nil
 	}
 	if ok {
 		t.n--
@@ -251,6 +274,7 @@ func (n *btNode[V]) maxItem() btItem[V] {
 // grow gives kid i more than btMinItems items, borrowing from a sibling or
 // merging with one.
 func (t *btree[V]) grow(n *btNode[V], i int) {
+	t.last = nil
 	kid := n.kids[i]
 	switch {
 	case i > 0 && len(n.kids[i-1].items) > btMinItems:

@@ -52,6 +52,14 @@ func TestBtreeAgainstMap(t *testing.T) {
 		model := map[ID]int{}
 		for step := range 30000 {
 			id := ID{uint64(rng.IntN(keys)), uint64(rng.IntN(2))}
+			if hi, ok := tr.max(); ok && rng.IntN(3) == 0 {
+				// In-order appends and removals of the largest ID take
+				// the tree's fast paths.
+				id = hi
+				if rng.IntN(2) == 0 {
+					id = ID{hi.Ms + 1, 0}
+				}
+			}
 			switch op := rng.IntN(10); {
 			case op < 5:
 				p, added := tr.insert(id, step)
