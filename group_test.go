@@ -853,3 +853,24 @@ func TestAckIDs(t *testing.T) {
 	sum, _ := s.Pending("g")
 	assert.Equal(t, PendingSummary{Count: 1, Lowest: gtID(2), Highest: gtID(2), Consumers: []ConsumerPending{{"c", 1}}}, sum)
 }
+
+func TestReadGroupNoAckLeavesPendingEntry(t *testing.T) {
+	// As in Redis: a NoAck delivery of an entry that is pending (after
+	// SetGroupID moved the group back) leaves its PEL entry as it was.
+	clk := newGTClock()
+	s := gtStream(t, clk, 2)
+	ctx := context.Background()
+	require.NoError(t, s.CreateGroup("g", "0", GroupOptions{}))
+	_, err := s.ReadGroup(ctx, "g", "a", ">", ReadGroupArgs{Count: 1})
+	require.NoError(t, err)
+	require.NoError(t, s.SetGroupID("g", "0", GroupOptions{}))
+	clk.advance(time.Second)
+	es, err := s.ReadGroup(ctx, "g", "b", ">", ReadGroupArgs{NoAck: true})
+	require.NoError(t, err)
+	require.Equal(t, []ID{gtID(1), gtID(2)}, gtIDs(es))
+	rows, err := s.PendingRange("g", PendingArgs{})
+	require.NoError(t, err)
+	require.Equal(t, []PendingEntry{{ID: gtID(1), Consumer: "a", Idle: time.Second, Deliveries: 1}}, rows)
+	cs, _ := s.Consumers("g")
+	require.Equal(t, ConsumerInfo{Name: "b", InactiveKnown: false}, cs[1], "a NoAck read is not an activity that fills the PEL")
+}

@@ -106,9 +106,7 @@ func (s *Stream) deliverLocked(g *group, c *consumer, count int, noack bool, now
 		s.walk(lo, MaxID, false, func(b *block, id ID, flags byte, body int) bool {
 			col.add(b, id, flags, body)
 			s.advanceLocked(g, id)
-			if noack {
-				g.removePendingLocked(id)
-			} else {
+			if !noack {
 				rec, added := g.pel.insert(id, nack{deliveryMs: now, count: 1, owner: c.num})
 				if !added {
 					// Pending already: SetGroupID moved the group back.
