@@ -874,3 +874,59 @@ func TestReadGroupNoAckLeavesPendingEntry(t *testing.T) {
 	cs, _ := s.Consumers("g")
 	require.Equal(t, ConsumerInfo{Name: "b", InactiveKnown: false}, cs[1], "a NoAck read is not an activity that fills the PEL")
 }
+
+func TestConsumerNumbersReusedSafely(t *testing.T) {
+	clk := newGTClock()
+	s := gtStream(t, clk, 6)
+	ctx := context.Background()
+	require.NoError(t, s.CreateGroup("g", "0", GroupOptions{}))
+	_, err := s.ReadGroup(ctx, "g", "a", ">", ReadGroupArgs{Count: 2})
+	require.NoError(t, err)
+	_, err = s.ReadGroup(ctx, "g", "b", ">", ReadGroupArgs{Count: 2})
+	require.NoError(t, err)
+	n, err := s.DeleteConsumer("g", "a")
+	require.NoError(t, err)
+	require.Equal(t, int64(2), n)
+	// "c" takes the number "a" had; b's entries stay b's.
+	_, err = s.ReadGroup(ctx, "g", "c", ">", ReadGroupArgs{Count: 1})
+	require.NoError(t, err)
+	rows, err := s.PendingRange("g", PendingArgs{})
+	require.NoError(t, err)
+	require.Equal(t, []PendingEntry{
+		{ID: gtID(3), Consumer: "b", Deliveries: 1},
+		{ID: gtID(4), Consumer: "b", Deliveries: 1},
+		{ID: gtID(5), Consumer: "c", Deliveries: 1},
+	}, rows)
+	_, err = s.Claim("g", "c", 0, []string{"3"}, ClaimArgs{})
+	require.NoError(t, err)
+	sum, _ := s.Pending("g")
+	assert.Equal(t, []ConsumerPending{{"b", 1}, {"c", 2}}, sum.Consumers)
+}
+
+func TestClaimSeenAndActiveTimes(t *testing.T) {
+	clk := newGTClock()
+	s := gtStream(t, clk, 2)
+	ctx := context.Background()
+	require.NoError(t, s.CreateGroup("g", "0", GroupOptions{}))
+	_, err := s.ReadGroup(ctx, "g", "a", ">", ReadGroupArgs{})
+	require.NoError(t, err)
+	clk.advance(time.Second)
+	// A claim that takes nothing is an attempt, not an activity.
+	es, err := s.Claim("g", "b", time.Hour, []string{"1"}, ClaimArgs{})
+	require.NoError(t, err)
+	require.Empty(t, es)
+	res, err := s.AutoClaim("g", "c", time.Hour, "0", AutoClaimArgs{})
+	require.NoError(t, err)
+	require.Empty(t, res.Entries)
+	clk.advance(time.Second)
+	_, err = s.AutoClaim("g", "c", 0, "0", AutoClaimArgs{Count: 1})
+	require.NoError(t, err)
+	clk.advance(time.Second)
+	cs, err := s.Consumers("g")
+	require.NoError(t, err)
+	assert.Equal(t, []ConsumerInfo{
+		{Name: "a", Pending: 1, Idle: 3 * time.Second, Inactive: 3 * time.Second, InactiveKnown: true},
+		{Name: "b", Idle: 2 * time.Second},
+		{Name: "c", Pending: 1, Idle: time.Second, Inactive: time.Second, InactiveKnown: true},
+	}, cs)
+}
