@@ -2,6 +2,8 @@ package xstream
 
 import (
 	"context"
+	"fmt"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -212,4 +214,72 @@ func TestDBReadGroupBlockSeveralStreams(t *testing.T) {
 		require.NoError(t, err)
 		assert.Nil(t, out)
 	})
+}
+
+// TestReadGroupConcurrent runs producers and blocked consumers of two
+// groups at once: each group gets every entry exactly once.
+func TestReadGroupConcurrent(t *testing.T) {
+	const producers, perProducer, consumers = 3, 300, 3
+	s := NewStream()
+	groups := []string{"g1", "g2"}
+	for _, g := range groups {
+		require.NoError(t, s.CreateGroup(g, "$", GroupOptions{}))
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	type got struct {
+		group string
+		ids   []ID
+	}
+	results := make(chan got, 1024)
+	var wg sync.WaitGroup
+	for _, g := range groups {
+		for c := range consumers {
+			wg.Go(func() {
+				name := fmt.Sprintf("c%d", c)
+				for {
+					es, err := s.ReadGroup(ctx, g, name, ">", ReadGroupArgs{Count: 10, Block: BlockForever})
+					if err != nil {
+						assert.ErrorIs(t, err, context.Canceled)
+						return
+					}
+					ids := gtIDs(es)
+					n, err := s.AckIDs(g, ids...)
+					assert.NoError(t, err)
+					assert.Equal(t, int64(len(ids)), n)
+					results <- got{g, ids}
+				}
+			})
+		}
+	}
+	for range producers {
+		wg.Go(func() {
+			for range perProducer {
+				_, err := s.Add(AddArgs{}, Field{"k", "v"})
+				assert.NoError(t, err)
+			}
+		})
+	}
+	seen := map[string]map[ID]int{"g1": {}, "g2": {}}
+	for total := 0; total < 2*producers*perProducer; {
+		r := <-results
+		for _, id := range r.ids {
+			seen[r.group][id]++
+		}
+		total += len(r.ids)
+	}
+	cancel()
+	wg.Wait()
+	all, err := s.Range("-", "+", 0)
+	require.NoError(t, err)
+	require.Len(t, all, producers*perProducer)
+	for _, g := range groups {
+		require.Len(t, seen[g], len(all), g)
+		for _, e := range all {
+			require.Equal(t, 1, seen[g][e.ID], "%s %s", g, e.ID)
+		}
+		sum, err := s.Pending(g)
+		require.NoError(t, err)
+		require.Zero(t, sum.Count)
+	}
 }
