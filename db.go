@@ -87,8 +87,9 @@ func (db *DB) Add(name string, args AddArgs, fields ...Field) (ID, error) {
 }
 
 // Remove deletes the named streams, as Redis DEL does, and returns how
-// many existed. Readers blocked on a removed stream go on waiting for a
-// new stream of that name.
+// many existed. Readers blocked in Read on a removed stream go on waiting
+// for a new stream of that name; readers blocked in ReadGroup return an
+// ErrNoStream error.
 func (db *DB) Remove(names ...string) int {
 	db.mu.Lock()
 	defer db.mu.Unlock()
@@ -102,6 +103,7 @@ func (db *DB) Remove(names ...string) int {
 		s := v.(*Stream)
 		s.mu.Lock()
 		s.waiters.wake()
+		s.failGroupWaitersLocked(nil, errorf(ErrNoStream, "stream %q was removed", name))
 		s.mu.Unlock()
 	}
 	return n

@@ -4,6 +4,8 @@ import (
 	"math"
 	"sync"
 	"time"
+
+	"github.com/armon/go-radix"
 )
 
 // Field is one field/value pair of an entry. Names and values are
@@ -80,6 +82,9 @@ type Stream struct {
 	entriesAdded int64
 
 	waiters waitList
+
+	groups   *radix.Tree // group name → *group; nil until the first group
+	gwaiters []groupWait // readers blocked in ReadGroup ">", in arrival order
 }
 
 // NewStream returns an empty stream.
@@ -192,6 +197,7 @@ func (s *Stream) Add(args AddArgs, fields ...Field) (ID, error) {
 	if trim.strategy != TrimNone {
 		s.trimLocked(trim)
 	}
+	s.serveGroupWaitersLocked()
 	s.waiters.wake()
 	return id, nil
 }
