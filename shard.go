@@ -98,7 +98,7 @@ type ShardedStream struct {
 	live      []*shard // shards not expired, by number
 	open      []*shard // OPEN shards by starting hash key
 	retention time.Duration
-	created   int64 // ms
+	created   int64  // ms
 	epoch     uint64 // counts reshards and expiries
 
 	updating atomic.Bool
