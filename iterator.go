@@ -192,7 +192,7 @@ func (ss *ShardedStream) GetRecords(it *ShardIterator, limit int) (GetRecordsRes
 		return GetRecordsResult{}, errorf(ErrPastTrimHorizon, "iterator %s: records up to %s were dropped by retention", it, rd.trimmed)
 	}
 	var res GetRecordsResult
-	res.Records = c.records(sh, nil)
+	res.Records = c.records([]shardCount{{sh, rd.n}})
 	next := &ShardIterator{ss: ss, sh: sh, next: it.next, horizon: it.horizon}
 	if n := len(res.Records); n > 0 {
 		next.next, _ = res.Records[n-1].SequenceNumber.Next()
@@ -261,11 +261,41 @@ func (sh *shard) collect(c *collector, from ID, strict bool, limit int) shardRea
 	return rd
 }
 
-// records turns the collected entries of shard sh into records appended to
-// dst.
-func (c *collector) records(sh *shard, dst []Record) []Record {
-	for _, e := range c.entries() {
-		dst = append(dst, Record{ShardID: sh.id, SequenceNumber: e.ID, PartitionKey: e.Fields[0].Value, Fields: e.Fields[1:]})
+// shardCount says that n consecutive collected entries came from sh.
+type shardCount struct {
+	sh *shard
+	n  int
+}
+
+// records builds the records of the collected entries, which came from
+// the shards in parts, in order. It makes three allocations in all: one
+// string for every partition key, name and value, one []Field and one
+// []Record.
+func (c *collector) records(parts []shardCount) []Record {
+	if len(c.ids) == 0 {
+		return nil
 	}
-	return dst
+	str := string(c.buf)
+	fields := make([]Field, len(c.spans)/2-len(c.ids))
+	out := make([]Record, len(c.ids))
+	pi, left, sp := 0, parts[0].n, 0
+	for i, id := range c.ids {
+		for left == 0 {
+			pi++
+			left = parts[pi].n
+		}
+		left--
+		n := int(c.nf[i]) - 1 // fields after the partition key
+		pk := c.spans[sp+1]
+		sp += 2
+		fs := fields[:n:n]
+		fields = fields[n:]
+		for k := range fs {
+			nm, v := c.spans[sp], c.spans[sp+1]
+			fs[k] = Field{str[nm.off : nm.off+nm.len], str[v.off : v.off+v.len]}
+			sp += 2
+		}
+		out[i] = Record{ShardID: parts[pi].sh.id, SequenceNumber: id, PartitionKey: str[pk.off : pk.off+pk.len], Fields: fs}
+	}
+	return out
 }

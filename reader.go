@@ -32,6 +32,7 @@ type ShardReader struct {
 	epoch  uint64
 	active []*shard // live shards not done, by number
 	elig   []*shard
+	parts  []shardCount
 	rr     int
 }
 
@@ -117,27 +118,28 @@ func (r *ShardReader) passLocked(count int) []Record {
 	}
 	c := getCollector()
 	defer putCollector(c)
-	var out []Record
-	for len(out) < count {
+	parts := r.parts[:0]
+	got := 0
+	for got < count {
 		elig := r.eligibleLocked()
 		if len(elig) == 0 {
 			break
 		}
-		per := max(1, (count-len(out))/len(elig))
+		per := max(1, (count-got)/len(elig))
 		start := r.rr % len(elig)
 		r.rr++
 		progress, more := false, false
 		for k := range elig {
-			if len(out) >= count {
+			if got >= count {
 				break
 			}
 			sh := elig[(start+k)%len(elig)]
 			from, _ := r.pos[sh.num].Next()
-			c.reset()
-			rd := sh.collect(c, from, false, min(per, count-len(out)))
-			out = c.records(sh, out)
+			rd := sh.collect(c, from, false, min(per, count-got))
 			if rd.n > 0 {
-				r.pos[sh.num] = out[len(out)-1].SequenceNumber
+				got += rd.n
+				r.pos[sh.num] = c.ids[len(c.ids)-1]
+				parts = append(parts, shardCount{sh, rd.n})
 			}
 			if rd.more {
 				more = true
@@ -153,6 +155,9 @@ func (r *ShardReader) passLocked(count int) []Record {
 			break
 		}
 	}
+	out := c.records(parts)
+	clear(parts)
+	r.parts = parts[:0]
 	return out
 }
 
