@@ -2,7 +2,6 @@ package xstream
 
 import (
 	"fmt"
-	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -222,8 +221,17 @@ func (ss *ShardedStream) lookupLocked(id string) (*shard, error) {
 
 // routeLocked returns the OPEN shard owning h. O(log open shards).
 func (ss *ShardedStream) routeLocked(h HashKey) *shard {
-	i := sort.Search(len(ss.open), func(i int) bool { return !ss.open[i].keys.EndingHashKey.Less(h) })
-	return ss.open[i]
+	open := ss.open
+	lo, hi := 0, len(open)-1 // the last shard ends at MaxHashKey
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if open[m].keys.EndingHashKey.Less(h) {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return open[lo]
 }
 
 // PutArgs holds the options of Put.
