@@ -124,10 +124,10 @@ func (ss *ShardedStream) GetShardIterator(shardID string, args IteratorArgs) (*S
 
 // Record is one record of a sharded stream.
 type Record struct {
-	ShardID        string
-	SequenceNumber ID
-	PartitionKey   string
-	Fields         []Field
+	ShardID        string  // the shard holding the record
+	SequenceNumber ID      // the record's ID in its shard
+	PartitionKey   string  // as given to Put
+	Fields         []Field // as given to Put
 }
 
 // ArrivalTime returns the time the record was put (its sequence number's
