@@ -65,10 +65,10 @@ func (it *ShardIterator) String() string {
 
 // GetShardIterator returns an iterator over shard shardID starting as args
 // says. For AtSequenceNumber and AfterSequenceNumber the sequence number
-// must not be beyond the shard's last one, and its records must still be
-// kept. It fails, changing nothing, with ErrShardNotFound, ErrShardExpired,
+// must lie between the shard's starting and last sequence numbers, and its
+// records must still be kept. It fails, changing nothing, with ErrShardNotFound, ErrShardExpired,
 // ErrInvalidID, ErrInvalidArgument (unknown type, or a sequence number
-// beyond the shard's end) or ErrPastTrimHorizon. O(1).
+// outside the shard's range) or ErrPastTrimHorizon. O(1).
 func (ss *ShardedStream) GetShardIterator(shardID string, args IteratorArgs) (*ShardIterator, error) {
 	var seq ID
 	switch args.Type {
@@ -107,8 +107,8 @@ func (ss *ShardedStream) GetShardIterator(shardID string, args IteratorArgs) (*S
 			it.horizon = true
 		}
 	default:
-		if last.Less(seq) {
-			return nil, errorf(ErrInvalidArgument, "sequence number %s is beyond shard %s's last sequence number %s", args.SequenceNumber, shardID, last)
+		if last.Less(seq) || seq.Less(sh.startSeq) {
+			return nil, errorf(ErrInvalidArgument, "sequence number %s is outside shard %s's range %s..%s", args.SequenceNumber, shardID, sh.startSeq, last)
 		}
 		it.next = seq
 		if args.Type == AfterSequenceNumber {

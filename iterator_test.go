@@ -164,6 +164,10 @@ func TestIteratorBadInput(t *testing.T) {
 			_, err := ss.GetShardIterator(sh, IteratorArgs{Type: AfterSequenceNumber, SequenceNumber: "99999999999999-0"})
 			return err
 		}, ErrInvalidArgument, "99999999999999-0"},
+		{"sequence number before the start", func() error {
+			_, err := ss.GetShardIterator(sh, IteratorArgs{Type: AtSequenceNumber, SequenceNumber: "5-0"})
+			return err
+		}, ErrInvalidArgument, "5-0"},
 		{"unknown type", func() error {
 			_, err := ss.GetShardIterator(sh, IteratorArgs{Type: 42})
 			return err
