@@ -111,9 +111,10 @@ func (ss *ShardedStream) openShardLocked(id string) (*shard, error) {
 
 // closeLocked closes an OPEN shard and removes it from the open list.
 func (ss *ShardedStream) closeLocked(sh *shard, now int64) int {
-	sh.s.mu.RLock()
+	sh.s.mu.Lock()
+	sh.sealed = true
 	sh.endSeq = sh.s.lastID
-	sh.s.mu.RUnlock()
+	sh.s.mu.Unlock()
 	sh.state = ShardClosed
 	sh.closed = now
 	i := ss.openIndexLocked(sh)
@@ -134,6 +135,7 @@ func (ss *ShardedStream) splitLocked(sh *shard, key HashKey, now int64) (lo, hi 
 	lo = ss.newShardLocked(HashKeyRange{sh.keys.StartingHashKey, key.sub(HashKey{0, 1})}, sh, nil, now)
 	hi = ss.newShardLocked(HashKeyRange{key, sh.keys.EndingHashKey}, sh, nil, now)
 	ss.open = slices.Insert(ss.open, i, lo, hi)
+	ss.publishLocked()
 	ss.epoch++
 	return lo, hi
 }
@@ -148,6 +150,7 @@ func (ss *ShardedStream) mergeLocked(a, b *shard, now int64) *shard {
 	ss.closeLocked(second, now)
 	child := ss.newShardLocked(HashKeyRange{first.keys.StartingHashKey, second.keys.EndingHashKey}, a, b, now)
 	ss.open = slices.Insert(ss.open, i, child)
+	ss.publishLocked()
 	ss.epoch++
 	return child
 }

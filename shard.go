@@ -2,6 +2,7 @@ package xstream
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -78,7 +79,8 @@ type shard struct {
 	children []*shard
 
 	// Guarded by s.mu.
-	trimmed ID // greatest ID dropped by retention
+	trimmed ID   // greatest ID dropped by retention
+	sealed  bool // closed by a reshard: Put must route again
 }
 
 func shardID(n int) string { return fmt.Sprintf("shardId-%012d", n) }
@@ -93,9 +95,10 @@ func shardID(n int) string { return fmt.Sprintf("shardId-%012d", n) }
 type ShardedStream struct {
 	mu        sync.RWMutex
 	cfg       config
-	shards    []*shard // every shard ever made, by number
-	live      []*shard // shards not expired, by number
-	open      []*shard // OPEN shards by starting hash key
+	shards    []*shard                 // every shard ever made, by number
+	live      []*shard                 // shards not expired, by number
+	open      []*shard                 // OPEN shards by starting hash key
+	routing   atomic.Pointer[[]*shard] // a copy of open for Put
 	retention time.Duration
 	created   int64  // ms
 	epoch     uint64 // counts reshards and expiries
@@ -147,6 +150,7 @@ func NewShardedStream(args ShardedArgs, opts ...Option) (*ShardedStream, error) 
 		}
 		ss.open = append(ss.open, ss.newShardLocked(r, nil, nil, ss.created))
 	}
+	ss.publishLocked()
 	return ss, nil
 }
 
@@ -220,8 +224,10 @@ func (ss *ShardedStream) lookupLocked(id string) (*shard, error) {
 }
 
 // routeLocked returns the OPEN shard owning h. O(log open shards).
-func (ss *ShardedStream) routeLocked(h HashKey) *shard {
-	open := ss.open
+func (ss *ShardedStream) routeLocked(h HashKey) *shard { return route(ss.open, h) }
+
+// route returns the shard of open (sorted by range) owning h.
+func route(open []*shard, h HashKey) *shard {
 	lo, hi := 0, len(open)-1 // the last shard ends at MaxHashKey
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
@@ -232,6 +238,35 @@ func (ss *ShardedStream) routeLocked(h HashKey) *shard {
 		}
 	}
 	return open[lo]
+}
+
+// publishLocked makes the current OPEN shards the ones Put routes to.
+func (ss *ShardedStream) publishLocked() {
+	open := slices.Clone(ss.open)
+	ss.routing.Store(&open)
+}
+
+// add appends a record with an auto ID to the shard's stream, as
+// Stream.Add does, unless the shard was sealed by a reshard: then it
+// reports false and adds nothing.
+func (sh *shard) add(fields []Field) (ID, bool, error) {
+	s := sh.s
+	nowMs := uint64(s.cfg.clock().UnixMilli())
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if sh.sealed {
+		return ID{}, false, nil
+	}
+	if s.lastID == MaxID {
+		return ID{}, true, errorf(ErrStreamExhausted, "shard %s: last ID is %s", sh.id, s.lastID)
+	}
+	id := ID{nowMs, 0}
+	if nowMs <= s.lastID.Ms {
+		id, _ = s.lastID.Next()
+	}
+	s.appendLocked(id, fields)
+	s.waiters.wake()
+	return id, true, nil
 }
 
 // PutArgs holds the options of Put.
@@ -256,9 +291,11 @@ type PutResult struct {
 //
 // Put fails, changing nothing, with ErrInvalidPartitionKey (empty, or more
 // than 256 characters), ErrInvalidHashKey, ErrNoFields, or
-// ErrStreamExhausted. It is O(log open shards) plus an Add, and runs
-// atomically with respect to reshards: the record lands in a shard that is
-// OPEN while it is added.
+// ErrStreamExhausted. It is O(log open shards) plus an Add and takes no
+// stream-wide lock: it routes by a published copy of the OPEN shards and
+// checks, under the shard's own lock, that the shard is still open. So it
+// is atomic with respect to reshards: a record lands in a shard before the
+// shard's ending sequence number, or in a child, never in a closed shard.
 func (ss *ShardedStream) Put(partitionKey string, fields []Field, args PutArgs) (PutResult, error) {
 	if err := checkPartitionKey(partitionKey); err != nil {
 		return PutResult{}, err
@@ -283,17 +320,26 @@ func (ss *ShardedStream) Put(partitionKey string, fields []Field, args PutArgs) 
 	fs = append(fs, Field{partitionKeyField, partitionKey})
 	fs = append(fs, fields...)
 
-	ss.mu.RLock()
-	sh := ss.routeLocked(h)
-	id, err := sh.s.Add(AddArgs{}, fs...)
-	ss.mu.RUnlock()
-	if err != nil {
-		return PutResult{}, err
+	open := *ss.routing.Load()
+	for {
+		sh := route(open, h)
+		id, ok, err := sh.add(fs)
+		if err != nil {
+			return PutResult{}, err
+		}
+		if !ok {
+			// A reshard closed the shard: wait for it to end and route
+			// again.
+			ss.mu.RLock()
+			open = *ss.routing.Load()
+			ss.mu.RUnlock()
+			continue
+		}
+		if int64(id.Ms) >= ss.nextExpire.Load() {
+			ss.expire(int64(id.Ms), false)
+		}
+		return PutResult{ShardID: sh.id, SequenceNumber: id}, nil
 	}
-	if int64(id.Ms) >= ss.nextExpire.Load() {
-		ss.expire(int64(id.Ms), false)
-	}
-	return PutResult{ShardID: sh.id, SequenceNumber: id}, nil
 }
 
 // PutRecordsEntry is one record of a PutRecords batch.

@@ -120,9 +120,10 @@ func (ss *ShardedStream) undoReshards() {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	sh := ss.shards[0]
-	sh.state, sh.children, sh.endSeq = ShardOpen, nil, ID{}
+	sh.state, sh.children, sh.endSeq, sh.sealed = ShardOpen, nil, ID{}, false
 	clear(ss.shards[1:])
 	ss.shards, ss.live, ss.open = ss.shards[:1], ss.live[:1], append(ss.open[:0], sh)
+	ss.publishLocked()
 }
 
 // BenchmarkShardReader reads records waiting in 4 shards with a
