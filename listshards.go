@@ -92,7 +92,8 @@ func (ss *ShardedStream) ListShards(f ShardFilter) ([]ShardInfo, error) {
 	var after int
 	switch f.Type {
 	case FilterAfterShardID:
-		if _, err := fmt.Sscanf(f.ShardID, "shardId-%012d", &after); err != nil || shardID(after) != f.ShardID {
+		var ok bool
+		if after, ok = parseShardID(f.ShardID); !ok {
 			return nil, errorf(ErrInvalidArgument, "AFTER_SHARD_ID: %q is not a shard ID (want shardId-%%012d)", f.ShardID)
 		}
 	case FilterFromTrimHorizon, FilterAtTrimHorizon, FilterAtLatest, FilterAtTimestamp, FilterFromTimestamp:

@@ -214,13 +214,20 @@ func (ss *ShardedStream) SetRetention(d time.Duration) error {
 
 // lookupLocked returns the shard called id, or an ErrShardNotFound error.
 func (ss *ShardedStream) lookupLocked(id string) (*shard, error) {
-	var n int
-	if len(id) == len("shardId-")+12 {
-		if _, err := fmt.Sscanf(id, "shardId-%012d", &n); err == nil && n >= 0 && n < len(ss.shards) && ss.shards[n].id == id {
-			return ss.shards[n], nil
-		}
+	if n, ok := parseShardID(id); ok && n < len(ss.shards) {
+		return ss.shards[n], nil
 	}
 	return nil, errorf(ErrShardNotFound, "%q", id)
+}
+
+// parseShardID returns the number of a shard ID "shardId-" + 12 digits.
+func parseShardID(id string) (int, bool) {
+	const prefix = "shardId-"
+	if len(id) != len(prefix)+12 || id[:len(prefix)] != prefix {
+		return 0, false
+	}
+	n, ok := parseUint(id[len(prefix):])
+	return int(n), ok
 }
 
 // routeLocked returns the OPEN shard owning h. O(log open shards).
