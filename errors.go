@@ -40,7 +40,15 @@ var (
 	// ErrNoStream reports an operation that needs an existing stream on a
 	// name that holds none.
 	ErrNoStream = errors.New("no such stream")
+)
 
+// errorf wraps sentinel with a message that names what was given.
+func errorf(sentinel error, format string, args ...any) error {
+	return fmt.Errorf("xstream: %w: "+format, append([]any{sentinel}, args...)...)
+}
+
+// Sentinel errors of sharded streams (ShardedStream).
+var (
 	// ErrInvalidPartitionKey reports a partition key that is empty or
 	// longer than 256 characters.
 	ErrInvalidPartitionKey = errors.New("invalid partition key")
@@ -73,8 +81,3 @@ var (
 	// progress (the stream is UPDATING).
 	ErrResourceInUse = errors.New("resource in use")
 )
-
-// errorf wraps sentinel with a message that names what was given.
-func errorf(sentinel error, format string, args ...any) error {
-	return fmt.Errorf("xstream: %w: "+format, append([]any{sentinel}, args...)...)
-}

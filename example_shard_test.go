@@ -8,8 +8,8 @@ import (
 	"github.com/xstreamgo/xstream"
 )
 
-// fixedClock returns a clock standing at t, moved by the returned function.
-func fixedClock(t time.Time) (func() time.Time, func(time.Duration)) {
+// shardExampleClock returns a clock standing at t, moved by the returned function.
+func shardExampleClock(t time.Time) (func() time.Time, func(time.Duration)) {
 	now := t
 	return func() time.Time { return now }, func(d time.Duration) { now = now.Add(d) }
 }
@@ -38,7 +38,7 @@ func ExampleShardedStream_SplitShard() {
 }
 
 func ExampleShardedStream_GetRecords() {
-	now, _ := fixedClock(time.UnixMilli(1_700_000_000_000))
+	now, _ := shardExampleClock(time.UnixMilli(1_700_000_000_000))
 	ss, _ := xstream.NewShardedStream(xstream.ShardedArgs{Shards: 1}, xstream.WithClock(now))
 	_, _ = ss.Put("a", xstream.Fields("n", "1"), xstream.PutArgs{})
 	_, _ = ss.Put("b", xstream.Fields("n", "2"), xstream.PutArgs{})
@@ -90,7 +90,7 @@ func ExampleShardReader() {
 }
 
 func ExampleShardedStream_Lineage() {
-	now, _ := fixedClock(time.UnixMilli(1_700_000_000_000))
+	now, _ := shardExampleClock(time.UnixMilli(1_700_000_000_000))
 	ss, _ := xstream.NewShardedStream(xstream.ShardedArgs{Shards: 2}, xstream.WithClock(now))
 	_ = ss.MergeShards("shardId-000000000000", "shardId-000000000001")
 	fmt.Print(ss.Lineage())
@@ -102,7 +102,7 @@ func ExampleShardedStream_Lineage() {
 }
 
 func ExampleShardedStream_SetRetention() {
-	now, advance := fixedClock(time.UnixMilli(1_700_000_000_000))
+	now, advance := shardExampleClock(time.UnixMilli(1_700_000_000_000))
 	ss, _ := xstream.NewShardedStream(xstream.ShardedArgs{Shards: 1, Retention: time.Hour}, xstream.WithClock(now))
 	_, _ = ss.Put("a", xstream.Fields("n", "1"), xstream.PutArgs{})
 	_ = ss.SplitShard("shardId-000000000000", "1000")

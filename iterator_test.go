@@ -11,7 +11,7 @@ import (
 
 // putN puts n records with key pk into the one-shard stream, one ms apart,
 // and returns their sequence numbers.
-func putN(t testing.TB, ss *ShardedStream, clk *shardClock, pk string, n int) []ID {
+func putShardRecords(t testing.TB, ss *ShardedStream, clk *shardClock, pk string, n int) []ID {
 	t.Helper()
 	var ids []ID
 	for i := range n {
@@ -23,7 +23,7 @@ func putN(t testing.TB, ss *ShardedStream, clk *shardClock, pk string, n int) []
 	return ids
 }
 
-func seqs(rs []Record) []ID {
+func recordSeqs(rs []Record) []ID {
 	out := make([]ID, len(rs))
 	for i, r := range rs {
 		out[i] = r.SequenceNumber
@@ -31,7 +31,7 @@ func seqs(rs []Record) []ID {
 	return out
 }
 
-func iter(t testing.TB, ss *ShardedStream, shard string, a IteratorArgs) *ShardIterator {
+func shardIter(t testing.TB, ss *ShardedStream, shard string, a IteratorArgs) *ShardIterator {
 	t.Helper()
 	it, err := ss.GetShardIterator(shard, a)
 	require.NoError(t, err)
@@ -42,48 +42,48 @@ func TestIteratorTypes(t *testing.T) {
 	clk := newShardClock()
 	ss := newSharded(t, 1, clk)
 	const sh = "shardId-000000000000"
-	ids := putN(t, ss, clk, "k", 10)
+	ids := putShardRecords(t, ss, clk, "k", 10)
 
 	get := func(it *ShardIterator, limit int) GetRecordsResult {
 		res, err := ss.GetRecords(it, limit)
 		require.NoError(t, err)
 		return res
 	}
-	res := get(iter(t, ss, sh, IteratorArgs{Type: TrimHorizon}), 0)
-	assert.Equal(t, ids, seqs(res.Records))
+	res := get(shardIter(t, ss, sh, IteratorArgs{Type: TrimHorizon}), 0)
+	assert.Equal(t, ids, recordSeqs(res.Records))
 	assert.NotNil(t, res.NextShardIterator, "an OPEN shard always gives a next iterator")
 	assert.Zero(t, res.MillisBehindLatest)
 
-	res = get(iter(t, ss, sh, IteratorArgs{Type: AtSequenceNumber, SequenceNumber: ids[3].String()}), 0)
-	assert.Equal(t, ids[3:], seqs(res.Records))
-	res = get(iter(t, ss, sh, IteratorArgs{Type: AfterSequenceNumber, SequenceNumber: ids[3].String()}), 0)
-	assert.Equal(t, ids[4:], seqs(res.Records))
-	res = get(iter(t, ss, sh, IteratorArgs{Type: AfterSequenceNumber, SequenceNumber: ids[9].String()}), 0)
+	res = get(shardIter(t, ss, sh, IteratorArgs{Type: AtSequenceNumber, SequenceNumber: ids[3].String()}), 0)
+	assert.Equal(t, ids[3:], recordSeqs(res.Records))
+	res = get(shardIter(t, ss, sh, IteratorArgs{Type: AfterSequenceNumber, SequenceNumber: ids[3].String()}), 0)
+	assert.Equal(t, ids[4:], recordSeqs(res.Records))
+	res = get(shardIter(t, ss, sh, IteratorArgs{Type: AfterSequenceNumber, SequenceNumber: ids[9].String()}), 0)
 	assert.Empty(t, res.Records)
 	require.NotNil(t, res.NextShardIterator)
 
-	res = get(iter(t, ss, sh, IteratorArgs{Type: AtTimestamp, Timestamp: time.UnixMilli(int64(ids[6].Ms))}), 0)
-	assert.Equal(t, ids[6:], seqs(res.Records))
-	res = get(iter(t, ss, sh, IteratorArgs{Type: AtTimestamp, Timestamp: time.UnixMilli(0)}), 0)
-	assert.Equal(t, ids, seqs(res.Records))
-	res = get(iter(t, ss, sh, IteratorArgs{Type: AtTimestamp, Timestamp: clk.Now().Add(time.Hour)}), 0)
+	res = get(shardIter(t, ss, sh, IteratorArgs{Type: AtTimestamp, Timestamp: time.UnixMilli(int64(ids[6].Ms))}), 0)
+	assert.Equal(t, ids[6:], recordSeqs(res.Records))
+	res = get(shardIter(t, ss, sh, IteratorArgs{Type: AtTimestamp, Timestamp: time.UnixMilli(0)}), 0)
+	assert.Equal(t, ids, recordSeqs(res.Records))
+	res = get(shardIter(t, ss, sh, IteratorArgs{Type: AtTimestamp, Timestamp: clk.Now().Add(time.Hour)}), 0)
 	assert.Empty(t, res.Records)
 
-	latest := iter(t, ss, sh, IteratorArgs{Type: Latest})
+	latest := shardIter(t, ss, sh, IteratorArgs{Type: Latest})
 	res = get(latest, 0)
 	assert.Empty(t, res.Records)
-	more := putN(t, ss, clk, "k", 2)
+	more := putShardRecords(t, ss, clk, "k", 2)
 	res = get(res.NextShardIterator, 0)
-	assert.Equal(t, more, seqs(res.Records))
+	assert.Equal(t, more, recordSeqs(res.Records))
 	res = get(latest, 0)
-	assert.Equal(t, more, seqs(res.Records), "an iterator is a value: reusing it reads again")
+	assert.Equal(t, more, recordSeqs(res.Records), "an iterator is a value: reusing it reads again")
 
 	// Paging with a limit, and MillisBehindLatest while behind.
-	it := iter(t, ss, sh, IteratorArgs{Type: TrimHorizon})
+	it := shardIter(t, ss, sh, IteratorArgs{Type: TrimHorizon})
 	var all []ID
 	for {
 		res = get(it, 3)
-		all = append(all, seqs(res.Records)...)
+		all = append(all, recordSeqs(res.Records)...)
 		if len(res.Records) < 3 {
 			break
 		}
@@ -102,19 +102,19 @@ func TestGetRecordsAtShardEnd(t *testing.T) {
 	clk := newShardClock()
 	ss := newSharded(t, 1, clk)
 	const sh = "shardId-000000000000"
-	ids := putN(t, ss, clk, "k", 5)
-	it := iter(t, ss, sh, IteratorArgs{Type: TrimHorizon})
+	ids := putShardRecords(t, ss, clk, "k", 5)
+	it := shardIter(t, ss, sh, IteratorArgs{Type: TrimHorizon})
 	require.NoError(t, ss.SplitShard(sh, "1000"))
 
 	res, err := ss.GetRecords(it, 3)
 	require.NoError(t, err)
-	assert.Equal(t, ids[:3], seqs(res.Records))
+	assert.Equal(t, ids[:3], recordSeqs(res.Records))
 	require.NotNil(t, res.NextShardIterator, "not at the end yet")
 	assert.Empty(t, res.ChildShards)
 
 	res, err = ss.GetRecords(res.NextShardIterator, 2)
 	require.NoError(t, err)
-	assert.Equal(t, ids[3:], seqs(res.Records))
+	assert.Equal(t, ids[3:], recordSeqs(res.Records))
 	assert.Nil(t, res.NextShardIterator, "the end of a CLOSED shard")
 	want := []ChildShard{
 		{ShardID: "shardId-000000000001", ParentShards: []string{sh}, HashKeyRange: HashKeyRange{HashKey{}, HashKey{0, 999}}},
@@ -123,7 +123,7 @@ func TestGetRecordsAtShardEnd(t *testing.T) {
 	assert.Equal(t, want, res.ChildShards)
 
 	// LATEST on a closed shard is at its end at once.
-	res, err = ss.GetRecords(iter(t, ss, sh, IteratorArgs{Type: Latest}), 0)
+	res, err = ss.GetRecords(shardIter(t, ss, sh, IteratorArgs{Type: Latest}), 0)
 	require.NoError(t, err)
 	assert.Empty(t, res.Records)
 	assert.Nil(t, res.NextShardIterator)
@@ -131,7 +131,7 @@ func TestGetRecordsAtShardEnd(t *testing.T) {
 
 	// A merge child names both parents.
 	require.NoError(t, ss.MergeShards("shardId-000000000001", "shardId-000000000002"))
-	res, err = ss.GetRecords(iter(t, ss, "shardId-000000000002", IteratorArgs{Type: TrimHorizon}), 0)
+	res, err = ss.GetRecords(shardIter(t, ss, "shardId-000000000002", IteratorArgs{Type: TrimHorizon}), 0)
 	require.NoError(t, err)
 	assert.Nil(t, res.NextShardIterator)
 	assert.Equal(t, []ChildShard{{ShardID: "shardId-000000000003",
@@ -144,8 +144,8 @@ func TestIteratorBadInput(t *testing.T) {
 	ss := newSharded(t, 1, clk)
 	other := newSharded(t, 1, clk)
 	const sh = "shardId-000000000000"
-	ids := putN(t, ss, clk, "k", 3)
-	before := snap(ss)
+	ids := putShardRecords(t, ss, clk, "k", 3)
+	before := shardSnap(ss)
 	cases := []struct {
 		name string
 		run  func() error
@@ -177,15 +177,15 @@ func TestIteratorBadInput(t *testing.T) {
 			return err
 		}, ErrInvalidIterator, "nil"},
 		{"foreign iterator", func() error {
-			_, err := ss.GetRecords(iter(t, other, sh, IteratorArgs{}), 1)
+			_, err := ss.GetRecords(shardIter(t, other, sh, IteratorArgs{}), 1)
 			return err
 		}, ErrInvalidIterator, sh},
 		{"negative limit", func() error {
-			_, err := ss.GetRecords(iter(t, ss, sh, IteratorArgs{}), -1)
+			_, err := ss.GetRecords(shardIter(t, ss, sh, IteratorArgs{}), -1)
 			return err
 		}, ErrInvalidArgument, "-1"},
 		{"limit too big", func() error {
-			_, err := ss.GetRecords(iter(t, ss, sh, IteratorArgs{}), 10001)
+			_, err := ss.GetRecords(shardIter(t, ss, sh, IteratorArgs{}), 10001)
 			return err
 		}, ErrInvalidArgument, "10001"},
 	}
@@ -193,20 +193,20 @@ func TestIteratorBadInput(t *testing.T) {
 		err := c.run()
 		require.ErrorIs(t, err, c.err, c.name)
 		assert.Contains(t, err.Error(), c.msg, c.name)
-		require.Equal(t, before, snap(ss), c.name)
+		require.Equal(t, before, shardSnap(ss), c.name)
 	}
-	res, err := ss.GetRecords(iter(t, ss, sh, IteratorArgs{}), 0)
+	res, err := ss.GetRecords(shardIter(t, ss, sh, IteratorArgs{}), 0)
 	require.NoError(t, err)
-	assert.Equal(t, ids, seqs(res.Records))
+	assert.Equal(t, ids, recordSeqs(res.Records))
 }
 
 func TestRetentionTrimsAndExpires(t *testing.T) {
 	clk := newShardClock()
 	ss := newSharded(t, 1, clk)
 	const sh = "shardId-000000000000"
-	old := putN(t, ss, clk, "k", 3) // at t0, t0+1, t0+2
-	parentIt := iter(t, ss, sh, IteratorArgs{Type: AfterSequenceNumber, SequenceNumber: old[0].String()})
-	horizonIt := iter(t, ss, sh, IteratorArgs{Type: TrimHorizon})
+	old := putShardRecords(t, ss, clk, "k", 3) // at t0, t0+1, t0+2
+	parentIt := shardIter(t, ss, sh, IteratorArgs{Type: AfterSequenceNumber, SequenceNumber: old[0].String()})
+	horizonIt := shardIter(t, ss, sh, IteratorArgs{Type: TrimHorizon})
 	require.NoError(t, ss.SplitShard(sh, "1000")) // closed at t0+3
 	clk.Advance(time.Hour)
 	newer, err := ss.Put("k", Fields("i", "late"), PutArgs{ExplicitHashKey: "5"})
@@ -217,15 +217,15 @@ func TestRetentionTrimsAndExpires(t *testing.T) {
 	clk.Advance(DefaultRetention - time.Hour - time.Millisecond)
 	res, err := ss.GetRecords(horizonIt, 0)
 	require.NoError(t, err)
-	assert.Equal(t, old[2:], seqs(res.Records), "records older than the retention period are dropped")
+	assert.Equal(t, old[2:], recordSeqs(res.Records), "records older than the retention period are dropped")
 	_, err = ss.GetRecords(parentIt, 0)
 	require.ErrorIs(t, err, ErrPastTrimHorizon)
 	assert.Contains(t, err.Error(), old[1].String())
 	_, err = ss.GetShardIterator(sh, IteratorArgs{Type: AtSequenceNumber, SequenceNumber: old[0].String()})
 	require.ErrorIs(t, err, ErrPastTrimHorizon)
-	res, err = ss.GetRecords(iter(t, ss, sh, IteratorArgs{Type: AtTimestamp, Timestamp: time.UnixMilli(0)}), 0)
+	res, err = ss.GetRecords(shardIter(t, ss, sh, IteratorArgs{Type: AtTimestamp, Timestamp: time.UnixMilli(0)}), 0)
 	require.NoError(t, err)
-	assert.Equal(t, old[2:], seqs(res.Records), "AT_TIMESTAMP before the horizon means TRIM_HORIZON")
+	assert.Equal(t, old[2:], recordSeqs(res.Records), "AT_TIMESTAMP before the horizon means TRIM_HORIZON")
 	assert.Equal(t, ShardClosed, shardByID(t, ss, sh).State)
 
 	clk.Advance(2 * time.Millisecond)
@@ -238,16 +238,16 @@ func TestRetentionTrimsAndExpires(t *testing.T) {
 	require.ErrorIs(t, err, ErrShardExpired)
 
 	// The child's record, younger, is still there.
-	res, err = ss.GetRecords(iter(t, ss, "shardId-000000000001", IteratorArgs{}), 0)
+	res, err = ss.GetRecords(shardIter(t, ss, "shardId-000000000001", IteratorArgs{}), 0)
 	require.NoError(t, err)
-	assert.Equal(t, []ID{newer.SequenceNumber}, seqs(res.Records))
+	assert.Equal(t, []ID{newer.SequenceNumber}, recordSeqs(res.Records))
 
 	// Shortening the retention applies at once.
 	require.ErrorIs(t, ss.SetRetention(0), ErrInvalidArgument)
 	assert.Equal(t, DefaultRetention, ss.Retention(), "a bad retention changes nothing")
 	require.NoError(t, ss.SetRetention(time.Hour))
 	assert.Equal(t, time.Hour, ss.Retention())
-	res, err = ss.GetRecords(iter(t, ss, "shardId-000000000001", IteratorArgs{}), 0)
+	res, err = ss.GetRecords(shardIter(t, ss, "shardId-000000000001", IteratorArgs{}), 0)
 	require.NoError(t, err)
 	assert.Empty(t, res.Records)
 }
@@ -256,9 +256,9 @@ func TestRetentionOnPutOnly(t *testing.T) {
 	clk := newShardClock()
 	ss, err := NewShardedStream(ShardedArgs{Shards: 1, Retention: time.Minute}, WithClock(clk.Now))
 	require.NoError(t, err)
-	putN(t, ss, clk, "k", 100)
+	putShardRecords(t, ss, clk, "k", 100)
 	clk.Advance(2 * time.Minute)
-	putN(t, ss, clk, "k", 1)
+	putShardRecords(t, ss, clk, "k", 1)
 	// Put alone, with no read, gave the memory back.
 	ss.mu.RLock()
 	n := ss.shards[0].s.Len()

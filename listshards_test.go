@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func ids(nums ...int) []string {
+func shardNums(nums ...int) []string {
 	out := make([]string, len(nums))
 	for i, n := range nums {
 		out[i] = shardID(n)
@@ -31,19 +31,19 @@ func TestListShardsFilters(t *testing.T) {
 	clk.Advance(10 * time.Millisecond)
 
 	list := func(f ShardFilter) []string { return shardIDs(mustList(t, ss, f)) }
-	assert.Equal(t, ids(1, 4), list(ShardFilter{Type: FilterAtLatest}))
-	assert.Equal(t, ids(0, 1, 2, 3, 4), list(ShardFilter{}))
-	assert.Equal(t, ids(0, 1, 2, 3, 4), list(ShardFilter{Type: FilterFromTrimHorizon}))
-	assert.Equal(t, ids(0, 1), list(ShardFilter{Type: FilterAtTrimHorizon}))
-	assert.Equal(t, ids(3, 4), list(ShardFilter{Type: FilterAfterShardID, ShardID: shardID(2)}))
-	assert.Equal(t, ids(1, 2, 3, 4), list(ShardFilter{Type: FilterAfterShardID, ShardID: shardID(0)}))
+	assert.Equal(t, shardNums(1, 4), list(ShardFilter{Type: FilterAtLatest}))
+	assert.Equal(t, shardNums(0, 1, 2, 3, 4), list(ShardFilter{}))
+	assert.Equal(t, shardNums(0, 1, 2, 3, 4), list(ShardFilter{Type: FilterFromTrimHorizon}))
+	assert.Equal(t, shardNums(0, 1), list(ShardFilter{Type: FilterAtTrimHorizon}))
+	assert.Equal(t, shardNums(3, 4), list(ShardFilter{Type: FilterAfterShardID, ShardID: shardID(2)}))
+	assert.Equal(t, shardNums(1, 2, 3, 4), list(ShardFilter{Type: FilterAfterShardID, ShardID: shardID(0)}))
 	assert.Empty(t, list(ShardFilter{Type: FilterAfterShardID, ShardID: shardID(40)}))
-	assert.Equal(t, ids(1, 2, 3), list(ShardFilter{Type: FilterAtTimestamp, Timestamp: at(15)}))
-	assert.Equal(t, ids(0, 1, 2, 3), list(ShardFilter{Type: FilterAtTimestamp, Timestamp: at(10)}))
-	assert.Equal(t, ids(1, 4), list(ShardFilter{Type: FilterAtTimestamp, Timestamp: at(25)}))
-	assert.Equal(t, ids(1, 2, 3, 4), list(ShardFilter{Type: FilterFromTimestamp, Timestamp: at(15)}))
-	assert.Equal(t, ids(1, 4), list(ShardFilter{Type: FilterFromTimestamp, Timestamp: at(21)}))
-	assert.Equal(t, ids(0, 1, 2, 3, 4), list(ShardFilter{Type: FilterFromTimestamp, Timestamp: at(-1000)}), "before the horizon means the horizon")
+	assert.Equal(t, shardNums(1, 2, 3), list(ShardFilter{Type: FilterAtTimestamp, Timestamp: at(15)}))
+	assert.Equal(t, shardNums(0, 1, 2, 3), list(ShardFilter{Type: FilterAtTimestamp, Timestamp: at(10)}))
+	assert.Equal(t, shardNums(1, 4), list(ShardFilter{Type: FilterAtTimestamp, Timestamp: at(25)}))
+	assert.Equal(t, shardNums(1, 2, 3, 4), list(ShardFilter{Type: FilterFromTimestamp, Timestamp: at(15)}))
+	assert.Equal(t, shardNums(1, 4), list(ShardFilter{Type: FilterFromTimestamp, Timestamp: at(21)}))
+	assert.Equal(t, shardNums(0, 1, 2, 3, 4), list(ShardFilter{Type: FilterFromTimestamp, Timestamp: at(-1000)}), "before the horizon means the horizon")
 
 	byID := map[string]ShardInfo{}
 	for _, s := range mustList(t, ss, ShardFilter{}) {
@@ -58,10 +58,10 @@ func TestListShardsFilters(t *testing.T) {
 
 	// Move the trim horizon to t0+15: shard 0 (closed at t0+10) expires.
 	clk.Advance(DefaultRetention - 15*time.Millisecond)
-	assert.Equal(t, ids(1, 2, 3, 4), list(ShardFilter{}))
-	assert.Equal(t, ids(1, 2, 3), list(ShardFilter{Type: FilterAtTrimHorizon}))
-	assert.Equal(t, ids(1, 2, 3, 4), list(ShardFilter{Type: FilterFromTimestamp, Timestamp: at(0)}))
-	assert.Equal(t, ids(1, 2, 3, 4), list(ShardFilter{Type: FilterAfterShardID, ShardID: shardID(0)}))
+	assert.Equal(t, shardNums(1, 2, 3, 4), list(ShardFilter{}))
+	assert.Equal(t, shardNums(1, 2, 3), list(ShardFilter{Type: FilterAtTrimHorizon}))
+	assert.Equal(t, shardNums(1, 2, 3, 4), list(ShardFilter{Type: FilterFromTimestamp, Timestamp: at(0)}))
+	assert.Equal(t, shardNums(1, 2, 3, 4), list(ShardFilter{Type: FilterAfterShardID, ShardID: shardID(0)}))
 
 	for _, f := range []ShardFilter{{Type: FilterAfterShardID, ShardID: "bogus"}, {Type: FilterAfterShardID, ShardID: "shardId-1"}, {Type: 99}} {
 		_, err := ss.ListShards(f)

@@ -51,7 +51,7 @@ func (w *keyWriter) put(t testing.TB, keys ...string) {
 	}
 }
 
-func readAll(t testing.TB, r *ShardReader, count int) []Record {
+func readAllShards(t testing.TB, r *ShardReader, count int) []Record {
 	t.Helper()
 	var out []Record
 	for {
@@ -67,31 +67,31 @@ func readAll(t testing.TB, r *ShardReader, count int) []Record {
 	}
 }
 
-var someKeys = []string{"alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet"}
+var shardKeys = []string{"alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet"}
 
 func TestReaderParentBeforeChild(t *testing.T) {
 	clk := newShardClock()
 	ss := newSharded(t, 2, clk)
 	w := &keyWriter{ss: ss, sent: map[string]int{}}
 	for range 5 {
-		w.put(t, someKeys...)
+		w.put(t, shardKeys...)
 	}
 	require.NoError(t, ss.SplitShard(shardID(0), uniformWidth(4).String()))
 	for range 5 {
-		w.put(t, someKeys...)
+		w.put(t, shardKeys...)
 	}
 	require.NoError(t, ss.MergeShards(shardID(3), shardID(1)))
 	for range 5 {
-		w.put(t, someKeys...)
+		w.put(t, shardKeys...)
 	}
 	require.NoError(t, ss.UpdateShardCount(4))
 	for range 5 {
-		w.put(t, someKeys...)
+		w.put(t, shardKeys...)
 	}
 	for _, count := range []int{1, 3, 7, 0} {
 		r, err := ss.NewReader()
 		require.NoError(t, err)
-		got := readAll(t, r, count)
+		got := readAllShards(t, r, count)
 		o := newOrderChecker()
 		o.add(t, got)
 		assert.Equal(t, w.sent, o.next, "count %d: every record once", count)
@@ -144,15 +144,15 @@ func TestReaderCheckpointResume(t *testing.T) {
 	ss := newSharded(t, 2, clk)
 	w := &keyWriter{ss: ss, sent: map[string]int{}}
 	for range 10 {
-		w.put(t, someKeys...)
+		w.put(t, shardKeys...)
 	}
 	require.NoError(t, ss.SplitShard(shardID(1), uniformWidth(4).mul(3).String()))
 	for range 10 {
-		w.put(t, someKeys...)
+		w.put(t, shardKeys...)
 	}
 	require.NoError(t, ss.MergeShards(shardID(0), shardID(2)))
 	for range 10 {
-		w.put(t, someKeys...)
+		w.put(t, shardKeys...)
 	}
 
 	o := newOrderChecker()
@@ -176,9 +176,9 @@ func TestReaderCheckpointResume(t *testing.T) {
 		r, err = ss.NewReader(cps...)
 		require.NoError(t, err)
 		if step == 3 { // also puts and a reshard in between
-			w.put(t, someKeys...)
+			w.put(t, shardKeys...)
 			require.NoError(t, ss.SplitShard(shardID(3), uniformWidth(8).mul(7).String()))
-			w.put(t, someKeys...)
+			w.put(t, shardKeys...)
 		}
 	}
 	assert.True(t, sawEnd, "drained parents are checkpointed as SHARD_END")
@@ -223,8 +223,8 @@ func TestReaderExpiredParentDoesNotBlock(t *testing.T) {
 	require.NoError(t, err)
 	r, err := ss.NewReader(Checkpoint{ShardID: shardID(0)})
 	require.NoError(t, err, "a checkpoint of an expired shard is accepted")
-	rs := readAll(t, r, 0)
-	assert.Equal(t, []ID{r2.SequenceNumber}, seqs(rs), "the parent's record expired; its children are read")
+	rs := readAllShards(t, r, 0)
+	assert.Equal(t, []ID{r2.SequenceNumber}, recordSeqs(rs), "the parent's record expired; its children are read")
 	assert.Len(t, r.Checkpoints(), 2)
 }
 
@@ -261,7 +261,7 @@ func TestReaderBlocks(t *testing.T) {
 		synctest.Wait()
 		res, err := ss.Put("k", Fields("n", "0"), PutArgs{})
 		require.NoError(t, err)
-		assert.Equal(t, []ID{res.SequenceNumber}, seqs(<-got))
+		assert.Equal(t, []ID{res.SequenceNumber}, recordSeqs(<-got))
 
 		// A reader waiting at the end of a shard that gets split moves on
 		// to the children.
@@ -275,7 +275,7 @@ func TestReaderBlocks(t *testing.T) {
 		synctest.Wait()
 		res, err = ss.Put("k", Fields("n", "1"), PutArgs{ExplicitHashKey: "2000"})
 		require.NoError(t, err)
-		assert.Equal(t, []ID{res.SequenceNumber}, seqs(<-got))
+		assert.Equal(t, []ID{res.SequenceNumber}, recordSeqs(<-got))
 		assert.Equal(t, shardID(2), res.ShardID)
 	})
 }

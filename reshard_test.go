@@ -104,7 +104,7 @@ type shardSnapshot struct {
 	status  StreamStatus
 }
 
-func snap(ss *ShardedStream) shardSnapshot {
+func shardSnap(ss *ShardedStream) shardSnapshot {
 	return shardSnapshot{lineage: ss.Lineage().String(), status: ss.Status()}
 }
 
@@ -114,7 +114,7 @@ func TestReshardBadInput(t *testing.T) {
 	require.NoError(t, ss.SplitShard("shardId-000000000000", "10"))
 	shards := mustList(t, ss, ShardFilter{})
 	s1 := shards[1].HashKeyRange
-	before := snap(ss)
+	before := shardSnap(ss)
 	cases := []struct {
 		name string
 		run  func() error
@@ -145,7 +145,7 @@ func TestReshardBadInput(t *testing.T) {
 		err := c.run()
 		require.ErrorIs(t, err, c.err, c.name)
 		assert.Contains(t, err.Error(), c.msg, c.name)
-		require.Equal(t, before, snap(ss), c.name+" changed the stream")
+		require.Equal(t, before, shardSnap(ss), c.name+" changed the stream")
 	}
 	requirePartition(t, ss)
 }
@@ -155,13 +155,13 @@ func TestReshardExpiredShard(t *testing.T) {
 	ss := newSharded(t, 2, clk)
 	require.NoError(t, ss.MergeShards("shardId-000000000000", "shardId-000000000001"))
 	clk.Advance(DefaultRetention + time.Millisecond)
-	before := snap(ss)
+	before := shardSnap(ss)
 	err := ss.SplitShard("shardId-000000000000", "5")
 	require.ErrorIs(t, err, ErrShardExpired)
 	assert.Contains(t, err.Error(), "shardId-000000000000")
 	err = ss.MergeShards("shardId-000000000001", "shardId-000000000002")
 	require.ErrorIs(t, err, ErrShardExpired)
-	require.Equal(t, before, snap(ss))
+	require.Equal(t, before, shardSnap(ss))
 }
 
 func TestReshardResourceInUse(t *testing.T) {

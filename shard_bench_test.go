@@ -7,9 +7,9 @@ import (
 	"time"
 )
 
-// benchFields is the entry of the core's Add benchmarks: a 4-digit sensor
+// shardBenchFields is the entry of the core's Add benchmarks: a 4-digit sensor
 // ID and a temperature.
-var benchFields = Fields("sensor-id", "1234", "temperature", "19.8")
+var shardBenchFields = Fields("sensor-id", "1234", "temperature", "19.8")
 
 // BenchmarkShardedPut puts records with 1,000 distinct partition keys into
 // a 4-shard stream; the baseline sub-benchmark adds the same entry to a
@@ -23,7 +23,7 @@ func BenchmarkShardedPut(b *testing.B) {
 		s := NewStream()
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, err := s.Add(AddArgs{}, benchFields...); err != nil {
+			if _, err := s.Add(AddArgs{}, shardBenchFields...); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -34,7 +34,7 @@ func BenchmarkShardedPut(b *testing.B) {
 		i := 0
 		for b.Loop() {
 			k := keys[i%len(keys)]
-			if _, err := s.Add(AddArgs{}, Field{partitionKeyField, k}, benchFields[0], benchFields[1]); err != nil {
+			if _, err := s.Add(AddArgs{}, Field{partitionKeyField, k}, shardBenchFields[0], shardBenchFields[1]); err != nil {
 				b.Fatal(err)
 			}
 			i++
@@ -57,7 +57,7 @@ func BenchmarkShardedPut(b *testing.B) {
 		b.ReportAllocs()
 		i := 0
 		for b.Loop() {
-			if _, err := ss.Put(keys[i%len(keys)], benchFields, PutArgs{}); err != nil {
+			if _, err := ss.Put(keys[i%len(keys)], shardBenchFields, PutArgs{}); err != nil {
 				b.Fatal(err)
 			}
 			i++
@@ -71,7 +71,7 @@ func BenchmarkShardedPut(b *testing.B) {
 		b.ReportAllocs()
 		i := 0
 		for b.Loop() {
-			if _, err := ss.Put(keys[i%len(keys)], benchFields, PutArgs{}); err != nil {
+			if _, err := ss.Put(keys[i%len(keys)], shardBenchFields, PutArgs{}); err != nil {
 				b.Fatal(err)
 			}
 			i++
@@ -93,7 +93,7 @@ func BenchmarkSplitShard(b *testing.B) {
 				b.Fatal(err)
 			}
 			for range bc.n {
-				if _, err := ss.Put("k", benchFields, PutArgs{}); err != nil {
+				if _, err := ss.Put("k", shardBenchFields, PutArgs{}); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -137,7 +137,7 @@ func BenchmarkShardReader(b *testing.B) {
 		b.Fatal(err)
 	}
 	for i := range total {
-		if _, err := ss.Put("sensor-"+strconv.Itoa(i%1000), benchFields, PutArgs{}); err != nil {
+		if _, err := ss.Put("sensor-"+strconv.Itoa(i%1000), shardBenchFields, PutArgs{}); err != nil {
 			b.Fatal(err)
 		}
 	}

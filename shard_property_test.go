@@ -198,7 +198,7 @@ func TestShardedProperty(t *testing.T) {
 	fresh, err := ss.NewReader()
 	require.NoError(t, err)
 	o2 := newOrderChecker()
-	o2.add(t, readAll(t, fresh, 97))
+	o2.add(t, readAllShards(t, fresh, 97))
 	require.Equal(t, o.next, o2.next)
 	require.Equal(t, int(written.Load()), o2.total())
 	require.GreaterOrEqual(t, o2.total(), writers*perWriter)

@@ -56,7 +56,7 @@ func shardIDs(in []ShardInfo) []string {
 	return ids
 }
 
-func hk(t testing.TB, s string) HashKey {
+func mustHashKey(t testing.TB, s string) HashKey {
 	t.Helper()
 	h, err := ParseHashKey(s)
 	require.NoError(t, err)
@@ -270,7 +270,7 @@ func TestParseHashKey(t *testing.T) {
 		require.NoError(t, back.UnmarshalText(b))
 		assert.Equal(t, h, back)
 	}
-	assert.Equal(t, MaxHashKey, hk(t, "340282366920938463463374607431768211455"))
+	assert.Equal(t, MaxHashKey, mustHashKey(t, "340282366920938463463374607431768211455"))
 	for _, s := range []string{"", " 1", "1.5", "+1", "0x10", "340282366920938463463374607431768211456", "3402823669209384634633746074317682114550"} {
 		_, err := ParseHashKey(s)
 		require.ErrorIs(t, err, ErrInvalidHashKey, s)
