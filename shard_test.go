@@ -291,3 +291,31 @@ func TestUniformWidth(t *testing.T) {
 		assert.Zero(t, want.Cmp(bigOf(uniformWidth(n))), "n=%d", n)
 	}
 }
+
+func TestShardNamesAndRanges(t *testing.T) {
+	assert.Equal(t, "OPEN", ShardOpen.String())
+	assert.Equal(t, "CLOSED", ShardClosed.String())
+	assert.Equal(t, "EXPIRED", ShardExpired.String())
+	assert.Equal(t, "ShardState(9)", ShardState(9).String())
+	assert.Equal(t, "ACTIVE", StreamActive.String())
+	assert.Equal(t, "TRIM_HORIZON", TrimHorizon.String())
+	assert.Equal(t, "ShardIteratorType(9)", ShardIteratorType(9).String())
+	assert.Equal(t, "FROM_TRIM_HORIZON", ShardFilter{}.Type.String())
+	assert.Equal(t, "ShardFilterType(9)", ShardFilterType(9).String())
+
+	r := HashKeyRange{HashKey{0, 10}, HashKey{1, 0}}
+	assert.Equal(t, "10-18446744073709551616", r.String())
+	assert.True(t, r.Contains(HashKey{0, 10}))
+	assert.True(t, r.Contains(HashKey{0, ^uint64(0)}))
+	assert.True(t, r.Contains(HashKey{1, 0}))
+	assert.False(t, r.Contains(HashKey{0, 9}))
+	assert.False(t, r.Contains(HashKey{1, 1}))
+
+	for _, bad := range []string{"shardId-00000000001", "shardId-0000000000010", "shardid-000000000001", "shardId-00000000000x", "shardId--00000000001"} {
+		_, ok := parseShardID(bad)
+		assert.False(t, ok, bad)
+	}
+	n, ok := parseShardID("shardId-000000001234")
+	assert.True(t, ok)
+	assert.Equal(t, 1234, n)
+}
