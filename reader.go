@@ -41,7 +41,8 @@ type ShardReader struct {
 // other shard from its trim horizon. It fails, changing nothing, with
 // ErrShardNotFound (a checkpoint of an unknown shard) or
 // ErrInvalidArgument (two checkpoints of one shard, or a sequence number
-// beyond its shard's last). Checkpoints of EXPIRED shards are ignored.
+// beyond its shard's last). Checkpoints of EXPIRED shards are accepted and
+// have no effect. O(shards + checkpoints).
 func (ss *ShardedStream) NewReader(from ...Checkpoint) (*ShardReader, error) {
 	ss.mu.RLock()
 	defer ss.mu.RUnlock()
@@ -250,7 +251,7 @@ func (r *ShardReader) unregister(w *waiter, streams []*Stream) {
 
 // Checkpoints returns the reader's position in every shard that is not
 // EXPIRED, by shard ID. A new reader made with them continues exactly
-// where this one stands.
+// where this one stands. O(shards).
 func (r *ShardReader) Checkpoints() []Checkpoint {
 	r.mu.Lock()
 	defer r.mu.Unlock()
