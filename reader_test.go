@@ -279,3 +279,42 @@ func TestReaderBlocks(t *testing.T) {
 		assert.Equal(t, shardID(2), res.ShardID)
 	})
 }
+
+func TestReaderSharedByGoroutines(t *testing.T) {
+	clk := newShardClock()
+	ss := newSharded(t, 3, clk)
+	w := &keyWriter{ss: ss, sent: map[string]int{}}
+	for range 40 {
+		w.put(t, shardKeys...)
+	}
+	require.NoError(t, ss.UpdateShardCount(5))
+	for range 40 {
+		w.put(t, shardKeys...)
+	}
+	r, err := ss.NewReader()
+	require.NoError(t, err)
+	const total = 800
+	results := make(chan []Record, 2)
+	for range 2 {
+		go func() {
+			var mine []Record
+			for {
+				rs, err := r.Read(context.Background(), ReadArgs{Count: 7})
+				if !assert.NoError(t, err) || len(rs) == 0 {
+					results <- mine
+					return
+				}
+				mine = append(mine, rs...)
+			}
+		}()
+	}
+	seen := map[string]bool{}
+	for range 2 {
+		for _, rec := range <-results {
+			k := rec.ShardID + "/" + rec.SequenceNumber.String()
+			require.False(t, seen[k], "record %s delivered twice", k)
+			seen[k] = true
+		}
+	}
+	assert.Len(t, seen, total)
+}
