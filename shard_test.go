@@ -319,3 +319,14 @@ func TestShardNamesAndRanges(t *testing.T) {
 	assert.True(t, ok)
 	assert.Equal(t, 1234, n)
 }
+
+func TestPutClockBeforeEpoch(t *testing.T) {
+	ss, err := NewShardedStream(ShardedArgs{Shards: 1}, WithClock(func() time.Time { return time.Unix(-10, 0) }))
+	require.NoError(t, err)
+	r1, err := ss.Put("k", Fields("v", "1"), PutArgs{})
+	require.NoError(t, err)
+	r2, err := ss.Put("k", Fields("v", "2"), PutArgs{})
+	require.NoError(t, err)
+	assert.Equal(t, ID{0, 1}, r1.SequenceNumber)
+	assert.Equal(t, ID{0, 2}, r2.SequenceNumber)
+}
