@@ -63,6 +63,24 @@ func BenchmarkShardedPut(b *testing.B) {
 			i++
 		}
 	})
+	b.Run("Put-explicit-hash-key", func(b *testing.B) {
+		ss, err := NewShardedStream(ShardedArgs{Shards: 4})
+		if err != nil {
+			b.Fatal(err)
+		}
+		hks := make([]string, len(keys))
+		for i, k := range keys {
+			hks[i] = PartitionHashKey(k).String()
+		}
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			if _, err := ss.Put(keys[i%len(keys)], shardBenchFields, PutArgs{ExplicitHashKey: hks[i%len(hks)]}); err != nil {
+				b.Fatal(err)
+			}
+			i++
+		}
+	})
 	b.Run("Put-64-shards", func(b *testing.B) {
 		ss, err := NewShardedStream(ShardedArgs{Shards: 64})
 		if err != nil {
