@@ -265,3 +265,56 @@ func TestRetentionOnPutOnly(t *testing.T) {
 	ss.mu.RUnlock()
 	assert.Equal(t, int64(1), n)
 }
+
+func TestScanShard(t *testing.T) {
+	clk := newShardClock()
+	ss := newSharded(t, 1, clk)
+	const sh = "shardId-000000000000"
+	want := putShardRecords(t, ss, clk, "k", 600)
+	var got []ID
+	for r, err := range ss.ScanShard(sh, IteratorArgs{}) {
+		require.NoError(t, err)
+		got = append(got, r.SequenceNumber)
+		if len(got) == 300 {
+			// The loop body may write: the scan sees it, being open.
+			res, err := ss.Put("k", Fields("i", "more"), PutArgs{})
+			require.NoError(t, err)
+			want = append(want, res.SequenceNumber)
+		}
+	}
+	assert.Equal(t, want, got)
+
+	got = got[:0]
+	for r, err := range ss.ScanShard(sh, IteratorArgs{Type: AfterSequenceNumber, SequenceNumber: want[597].String()}) {
+		require.NoError(t, err)
+		got = append(got, r.SequenceNumber)
+		if len(got) == 2 {
+			break
+		}
+	}
+	assert.Equal(t, want[598:600], got)
+
+	require.NoError(t, ss.SplitShard(sh, "1000"))
+	n := 0
+	for _, err := range ss.ScanShard(sh, IteratorArgs{}) {
+		require.NoError(t, err)
+		n++
+	}
+	assert.Equal(t, len(want), n, "a closed shard is scanned to its end")
+
+	var errs []error
+	for r, err := range ss.ScanShard("shardId-000000000077", IteratorArgs{}) {
+		assert.Zero(t, r)
+		errs = append(errs, err)
+	}
+	require.Len(t, errs, 1)
+	require.ErrorIs(t, errs[0], ErrShardNotFound)
+
+	clk.Advance(DefaultRetention + time.Second)
+	errs = errs[:0]
+	for _, err := range ss.ScanShard(sh, IteratorArgs{}) {
+		errs = append(errs, err)
+	}
+	require.Len(t, errs, 1)
+	require.ErrorIs(t, errs[0], ErrShardExpired)
+}
