@@ -115,3 +115,21 @@ func ExampleShardedStream_SetRetention() {
 	// 2 shards listed
 	// xstream: shard is expired: shard shardId-000000000000 is EXPIRED: its records are past the retention period
 }
+
+func ExampleShardedStream_ScanShard() {
+	ss, _ := xstream.NewShardedStream(xstream.ShardedArgs{Shards: 1})
+	for _, k := range []string{"a", "b", "c"} {
+		_, _ = ss.Put(k, xstream.Fields("key", k), xstream.PutArgs{})
+	}
+	for rec, err := range ss.ScanShard("shardId-000000000000", xstream.IteratorArgs{Type: xstream.TrimHorizon}) {
+		if err != nil {
+			fmt.Println(err)
+			break
+		}
+		fmt.Println(rec.PartitionKey, rec.Fields)
+	}
+	// Output:
+	// a [{key a}]
+	// b [{key b}]
+	// c [{key c}]
+}
