@@ -40,10 +40,11 @@ func checkPartitionKey(pk string) error {
 	return nil
 }
 
-// ParseHashKey parses a hash key written in decimal, 0 to 2^128-1, digits
-// only. The error wraps ErrInvalidHashKey. O(len(s)).
+// ParseHashKey parses a hash key written in decimal, 0 to 2^128-1: digits
+// only, without leading zeros (Kinesis's pattern 0|([1-9]\d{0,38})). The
+// error wraps ErrInvalidHashKey. O(len(s)).
 func ParseHashKey(s string) (HashKey, error) {
-	if len(s) == 0 || len(s) > 39 {
+	if len(s) == 0 || len(s) > 39 || (len(s) > 1 && s[0] == '0') {
 		return HashKey{}, errorf(ErrInvalidHashKey, "%q is not a decimal number from 0 to 2^128-1", s)
 	}
 	var h HashKey
