@@ -202,7 +202,7 @@ func (r *ShardReader) Read(ctx context.Context, args ReadArgs) ([]Record, error)
 			continue // a record came in meanwhile
 		}
 		again, err := w.wait(ctx, timeout)
-		r.unregister(w, streams)
+		ss.unregisterWaiter(w, streams)
 		if !again {
 			return nil, err
 		}
@@ -222,7 +222,7 @@ func (r *ShardReader) registerLocked(w *waiter, streams []*Stream) ([]*Stream, b
 		}
 		s.mu.Unlock()
 		if fresh {
-			r.unregister(w, streams)
+			r.ss.unregisterWaiter(w, streams)
 			return streams[:0], false
 		}
 		streams = append(streams, s)
@@ -233,16 +233,17 @@ func (r *ShardReader) registerLocked(w *waiter, streams []*Stream) ([]*Stream, b
 	return streams, true
 }
 
-// unregister removes w from every list it may be on.
-func (r *ShardReader) unregister(w *waiter, streams []*Stream) {
+// unregisterWaiter removes w from the waiters of the streams and of the
+// sharded stream.
+func (ss *ShardedStream) unregisterWaiter(w *waiter, streams []*Stream) {
 	for _, s := range streams {
 		s.mu.Lock()
 		s.waiters.remove(w)
 		s.mu.Unlock()
 	}
-	r.ss.waitMu.Lock()
-	r.ss.waiters.remove(w)
-	r.ss.waitMu.Unlock()
+	ss.waitMu.Lock()
+	ss.waiters.remove(w)
+	ss.waitMu.Unlock()
 	select { // drop a wake-up that came after the last look
 	case <-w.ch:
 	default:
