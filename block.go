@@ -9,12 +9,19 @@ import "encoding/binary"
 // byte slice. The block's first ("master") entry records the field names;
 // a later entry with the same field names stores only its values. Entry IDs
 // are stored as small deltas from the block's first ID. An offset table
-// (two bytes an entry) gives direct access to each entry, so a seek is a
+// (four bytes an entry) gives direct access to each entry, so a seek is a
 // binary search over blocks and then over one block's entries.
+//
+// Each slot of the offset table also holds a 16-bit search key of the
+// entry's ID (see idKey), which grows with the ID. A seek inside a block
+// first searches the keys, which lie together in a few cache lines, and
+// decodes entry IDs only among the entries whose key equals the target's:
+// in a large stream that saves a cache miss per probe.
 //
 // Layout of block.data:
 //
-//	header:  uvarint n, then n × (uvarint len, name bytes)    master field names
+//	header:  first ID: ms, seq as two little-endian uint64   (see firstID)
+//	         uvarint n, then n × (uvarint len, name bytes)    master field names
 //	entry:   flags byte
 //	         uvarint msDelta             ms - first.Ms
 //	         uvarint seq                 seq - first.Seq when msDelta == 0, else seq
@@ -34,14 +41,26 @@ const (
 	flagSame
 )
 
+// block is one storage block. Its first ID lives in data rather than in
+// the struct: the struct then takes an 80-byte allocation instead of 96,
+// and as the garbage collector scans every block struct, that keeps the
+// scanned heap under one byte per entry. Stream.firsts has the first IDs
+// for seeks.
 type block struct {
 	data  []byte   // header, then entries
-	offs  []uint16 // entry i starts at data[hdr+offs[i]]
-	first ID       // ID of the first entry ever put in the block
+	offs  []uint32 // idKey<<16 | offset: entry i starts at data[hdr+uint16(offs[i])]
 	last  ID       // ID of the last entry put in the block
 	hdr   int32    // length of the header
 	nmast int32    // number of master fields
 	live  int32    // entries not deleted
+}
+
+// firstIDLen is the size of the first ID at the start of a block's data.
+const firstIDLen = 16
+
+// firstID returns the ID of the first entry ever put in the block.
+func (b *block) firstID() ID {
+	return ID{binary.LittleEndian.Uint64(b.data), binary.LittleEndian.Uint64(b.data[8:])}
 }
 
 func uvarintLen(x uint64) int {
@@ -55,9 +74,10 @@ func uvarintLen(x uint64) int {
 
 // idDelta encodes id relative to the block's first ID.
 func (b *block) idDelta(id ID) (msd, seq uint64) {
-	msd = id.Ms - b.first.Ms
+	first := b.firstID()
+	msd = id.Ms - first.Ms
 	if msd == 0 {
-		return 0, id.Seq - b.first.Seq
+		return 0, id.Seq - first.Seq
 	}
 	return msd, id.Seq
 }
@@ -90,16 +110,24 @@ func entrySize(msd, seq uint64, same bool, fields []Field) int {
 	return n
 }
 
-// newBlock starts a block whose master entry is (id, fields).
+// newBlock starts a block whose master entry is (id, fields). It sizes the
+// block for blockMaxEntries entries like this one (within blockMaxBytes),
+// so that a block of similar entries is filled without growing.
 func newBlock(id ID, fields []Field) *block {
-	hdr := uvarintLen(uint64(len(fields)))
+	hdr := firstIDLen + uvarintLen(uint64(len(fields)))
 	for _, f := range fields {
 		hdr += uvarintLen(uint64(len(f.Name))) + len(f.Name)
 	}
 	size := entrySize(0, 0, true, fields)
-	b := &block{first: id, hdr: int32(hdr), nmast: int32(len(fields))}
-	b.data = make([]byte, 0, hdr+size*8)
-	b.offs = make([]uint16, 0, 8)
+	body, n := size*blockMaxEntries, blockMaxEntries
+	if body > blockMaxBytes {
+		body, n = max(blockMaxBytes, size), max(blockMaxBytes/size, 1)
+	}
+	b := &block{hdr: int32(hdr), nmast: int32(len(fields))}
+	b.data = make([]byte, 0, hdr+body)
+	b.offs = make([]uint32, 0, n)
+	b.data = binary.LittleEndian.AppendUint64(b.data, id.Ms)
+	b.data = binary.LittleEndian.AppendUint64(b.data, id.Seq)
 	b.data = binary.AppendUvarint(b.data, uint64(len(fields)))
 	for _, f := range fields {
 		b.data = appendString(b.data, f.Name)
@@ -120,7 +148,7 @@ func (b *block) fits(size int) bool {
 
 // append adds an entry; the caller has checked fits and ordering.
 func (b *block) append(id ID, msd, seq uint64, same bool, fields []Field) {
-	b.offs = append(b.offs, uint16(len(b.data)-int(b.hdr)))
+	b.offs = append(b.offs, b.idKey(id)<<16|uint32(len(b.data)-int(b.hdr)))
 	var flags byte
 	if same {
 		flags = flagSame
@@ -142,35 +170,43 @@ func (b *block) append(id ID, msd, seq uint64, same bool, fields []Field) {
 	b.live++
 }
 
-// seal trims the slack of a block that will take no more entries.
+// seal trims the slack of a block that will take no more entries, when
+// there is enough of it to be worth a copy.
 func (b *block) seal() {
-	if cap(b.data) > len(b.data) {
+	if cap(b.data)-len(b.data) > len(b.data)/16 {
 		b.data = append([]byte(nil), b.data...)
 	}
-	if cap(b.offs) > len(b.offs) {
-		b.offs = append([]uint16(nil), b.offs...)
+	if cap(b.offs)-len(b.offs) > len(b.offs)/16 {
+		b.offs = append([]uint32(nil), b.offs...)
 	}
 }
 
+// uvarint decodes the uvarint at d[p], written by this package, and
+// returns it and the position after it. It is small enough to be inlined.
 func uvarint(d []byte, p int) (uint64, int) {
-	if c := d[p]; c < 0x80 {
-		return uint64(c), p + 1
+	var v uint64
+	for s := uint(0); ; s += 7 {
+		c := d[p]
+		p++
+		v |= uint64(c&0x7f) << s
+		if c < 0x80 {
+			return v, p
+		}
 	}
-	v, n := binary.Uvarint(d[p:])
-	return v, p + n
 }
 
 // at decodes the flags and ID of entry i and returns the position of its
 // body.
 func (b *block) at(i int) (id ID, flags byte, body int) {
-	p := int(b.hdr) + int(b.offs[i])
+	p := int(b.hdr) + int(uint16(b.offs[i]))
 	flags = b.data[p]
 	msd, p := uvarint(b.data, p+1)
 	seq, p := uvarint(b.data, p)
+	first := b.firstID()
 	if msd == 0 {
-		return ID{b.first.Ms, b.first.Seq + seq}, flags, p
+		return ID{first.Ms, first.Seq + seq}, flags, p
 	}
-	return ID{b.first.Ms + msd, seq}, flags, p
+	return ID{first.Ms + msd, seq}, flags, p
 }
 
 // idAt returns the ID of entry i.
@@ -179,10 +215,57 @@ func (b *block) idAt(i int) ID {
 	return id
 }
 
+// idKey returns the search key of an ID >= b.firstID(): the sequence delta
+// (at most 0x7fff) for an ID in the first ID's millisecond, else 0x8000
+// plus the millisecond delta (at most 0x7fff). For IDs a < b of one block,
+// idKey(a) <= idKey(b).
+func (b *block) idKey(id ID) uint32 {
+	first := b.firstID()
+	if msd := id.Ms - first.Ms; msd != 0 {
+		return 0x8000 | uint32(min(msd, 0x7fff))
+	}
+	return uint32(min(id.Seq-first.Seq, 0x7fff))
+}
+
 // search returns the index of the first entry with ID >= id (len(offs) if
 // none).
 func (b *block) search(id ID) int {
-	lo, hi := 0, len(b.offs)
+	n := len(b.offs)
+	if n == 0 {
+		return 0
+	}
+	if b.last.Less(id) {
+		return n
+	}
+	// touch goes before firstID so that the misses on the offset table
+	// and on data overlap.
+	x := b.touch()
+	if !b.firstID().Less(id) {
+		return 0
+	}
+	// The answer lies in [lo, hi]: the entries before lo have a smaller
+	// key, so a smaller ID; those from hi on a greater key and ID. lo
+	// starts at 0: x>>31 & n>>30 is 0 since n < 1<<30, but the compiler
+	// cannot tell and so keeps the loads of touch.
+	k := b.idKey(id)
+	lo, hi := int(x>>31&uint32(n>>30)), n
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if b.offs[m]>>16 < k {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	hi = n
+	for j := lo; j < hi; {
+		m := int(uint(j+hi) >> 1)
+		if b.offs[m]>>16 <= k {
+			j = m + 1
+		} else {
+			hi = m
+		}
+	}
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
 		if b.idAt(m).Less(id) {
@@ -194,9 +277,28 @@ func (b *block) search(id ID) int {
 	return lo
 }
 
+// touch loads one word of every cache line of the offset table and of the
+// entries, and returns their sum. The loads do not depend on each other, so
+// the processor overlaps their cache misses, and the binary searches that
+// follow (and a range that goes on from there) find the lines in cache
+// instead of missing probe after probe. In a stream far larger than the
+// caches this makes a seek about 10% faster than touching only the table.
+func (b *block) touch() uint32 {
+	var x uint32
+	o := b.offs
+	for i := 0; i < len(o); i += 16 {
+		x += o[i]
+	}
+	d := b.data[b.hdr:]
+	for i := 0; i < len(d); i += 64 {
+		x += uint32(d[i])
+	}
+	return x
+}
+
 // markDeleted marks entry i deleted; it reports whether it was live.
 func (b *block) markDeleted(i int) bool {
-	p := int(b.hdr) + int(b.offs[i])
+	p := int(b.hdr) + int(uint16(b.offs[i]))
 	if b.data[p]&flagDeleted != 0 {
 		return false
 	}
@@ -205,37 +307,5 @@ func (b *block) markDeleted(i int) bool {
 	return true
 }
 
-// fieldSpan locates one string inside block data.
-type fieldSpan struct{ name, value span }
-
+// span locates one string inside a byte slice.
 type span struct{ off, len int32 }
-
-// decodeFields appends the spans of entry body p's fields (offsets into
-// b.data) to dst.
-func (b *block) decodeFields(flags byte, p int, dst []fieldSpan) []fieldSpan {
-	d := b.data
-	if flags&flagSame != 0 {
-		q := 0
-		_, q = uvarint(d, q) // master field count
-		for range b.nmast {
-			var name, value span
-			name, q = readSpan(d, q)
-			value, p = readSpan(d, p)
-			dst = append(dst, fieldSpan{name, value})
-		}
-		return dst
-	}
-	k, p := uvarint(d, p)
-	for range k {
-		var name, value span
-		name, p = readSpan(d, p)
-		value, p = readSpan(d, p)
-		dst = append(dst, fieldSpan{name, value})
-	}
-	return dst
-}
-
-func readSpan(d []byte, p int) (span, int) {
-	n, p := uvarint(d, p)
-	return span{int32(p), int32(n)}, p + int(n)
-}

@@ -10,7 +10,6 @@ type collector struct {
 	nf    []int32 // number of fields of each entry
 	spans []span  // name, value, name, value… into buf
 	buf   []byte
-	tmp   []fieldSpan
 
 	mastBlk   *block // block whose master names are in mastSpans
 	mastSpans []span
@@ -29,37 +28,56 @@ func putCollector(c *collector) {
 }
 
 func (c *collector) reset() {
-	c.ids, c.nf, c.spans, c.buf, c.tmp = c.ids[:0], c.nf[:0], c.spans[:0], c.buf[:0], c.tmp[:0]
+	c.ids, c.nf, c.spans, c.buf = c.ids[:0], c.nf[:0], c.spans[:0], c.buf[:0]
 	c.mastBlk, c.mastSpans = nil, c.mastSpans[:0]
 }
 
-// copySpan copies d[sp] to buf and returns its span in buf.
-func (c *collector) copySpan(d []byte, sp span) span {
-	out := span{int32(len(c.buf)), sp.len}
-	c.buf = append(c.buf, d[sp.off:sp.off+sp.len]...)
-	return out
-}
-
-// add records the entry whose body starts at body in b.
+// add records the entry whose body starts at body in b. It copies the
+// body's bytes to buf in one piece and records where its names and values
+// lie in buf; the master field names of b are copied once.
 func (c *collector) add(b *block, id ID, flags byte, body int) {
 	c.ids = append(c.ids, id)
-	c.tmp = b.decodeFields(flags, body, c.tmp[:0])
-	c.nf = append(c.nf, int32(len(c.tmp)))
-	same := flags&flagSame != 0
-	if same && c.mastBlk != b {
-		c.mastBlk, c.mastSpans = b, c.mastSpans[:0]
-		for _, f := range c.tmp {
-			c.mastSpans = append(c.mastSpans, c.copySpan(b.data, f.name))
+	d := b.data
+	base := int32(len(c.buf)) - int32(body) // buf offset of d[0]
+	p := body
+	if flags&flagSame != 0 {
+		if c.mastBlk != b {
+			c.addMaster(b)
+			base = int32(len(c.buf)) - int32(body)
 		}
+		for _, name := range c.mastSpans {
+			n, q := uvarint(d, p)
+			c.spans = append(c.spans, name, span{base + int32(q), int32(n)})
+			p = q + int(n)
+		}
+		c.nf = append(c.nf, int32(len(c.mastSpans)))
+	} else {
+		k, q := uvarint(d, p)
+		p = q
+		for range k {
+			n, q := uvarint(d, p)
+			name := span{base + int32(q), int32(n)}
+			p = q + int(n)
+			n, q = uvarint(d, p)
+			c.spans = append(c.spans, name, span{base + int32(q), int32(n)})
+			p = q + int(n)
+		}
+		c.nf = append(c.nf, int32(k))
 	}
-	for k, f := range c.tmp {
-		var name span
-		if same {
-			name = c.mastSpans[k]
-		} else {
-			name = c.copySpan(b.data, f.name)
-		}
-		c.spans = append(c.spans, name, c.copySpan(b.data, f.value))
+	c.buf = append(c.buf, d[body:p]...)
+}
+
+// addMaster copies the master field names of b to buf and records their
+// spans in mastSpans.
+func (c *collector) addMaster(b *block) {
+	d := b.data
+	c.mastBlk, c.mastSpans = b, c.mastSpans[:0]
+	_, p := uvarint(d, firstIDLen) // master field count
+	for range b.nmast {
+		n, q := uvarint(d, p)
+		c.mastSpans = append(c.mastSpans, span{int32(len(c.buf)), int32(n)})
+		c.buf = append(c.buf, d[q:q+int(n)]...)
+		p = q + int(n)
 	}
 }
 

@@ -2,7 +2,6 @@ package xstream
 
 import (
 	"math"
-	"sort"
 	"sync"
 	"time"
 )
@@ -39,7 +38,8 @@ type Entry struct {
 type Option func(*config)
 
 type config struct {
-	clock func() time.Time
+	clock     func() time.Time
+	wallClock bool // clock is time.Now: Add may use wallUnixMilli
 }
 
 // WithClock makes a Stream or DB take the time from now instead of the
@@ -50,9 +50,12 @@ func WithClock(now func() time.Time) Option {
 }
 
 func newConfig(opts []Option) config {
-	c := config{clock: time.Now}
+	var c config
 	for _, o := range opts {
 		o(&c)
+	}
+	if c.clock == nil {
+		c.clock, c.wallClock = time.Now, true
 	}
 	return c
 }
@@ -66,6 +69,7 @@ type Stream struct {
 	cfg  config
 
 	blocks    []*block // ordered by ID
+	firsts    []ID     // firsts[i] is blocks[i].firstID(); changed with blocks
 	open      *block   // the last block, while it takes new entries
 	openNames []string // field names of open's master entry
 
@@ -138,7 +142,7 @@ func (s *Stream) Add(args AddArgs, fields ...Field) (ID, error) {
 	)
 	switch args.ID {
 	case "", "*":
-		nowMs = uint64(s.cfg.clock().UnixMilli())
+		nowMs = s.cfg.idMs()
 	default:
 		var err error
 		want, seqGiven, err = parseID(args.ID, 0, true)
@@ -150,9 +154,12 @@ func (s *Stream) Add(args AddArgs, fields ...Field) (ID, error) {
 		}
 		explicit = true
 	}
-	trim, err := args.Trim.parse()
-	if err != nil {
-		return ID{}, err
+	var trim trimSpec // TrimNone
+	if args.Trim != (TrimArgs{}) {
+		var err error
+		if trim, err = args.Trim.parse(); err != nil {
+			return ID{}, err
+		}
 	}
 
 	s.mu.Lock()
@@ -205,6 +212,7 @@ func (s *Stream) appendLocked(id ID, fields []Field) {
 	if tail == nil {
 		tail = newBlock(id, fields)
 		s.blocks = append(s.blocks, tail)
+		s.firsts = append(s.firsts, id)
 		s.open = tail
 		names := make([]string, len(fields))
 		for i, f := range fields {
@@ -224,8 +232,33 @@ func (s *Stream) appendLocked(id ID, fields []Field) {
 
 // blockFor returns the index of the last block whose first ID is <= id, or
 // -1 if there is none. O(log blocks).
+//
+// It is a binary search over the contiguous firsts that, while it compares
+// at one level, already loads the two places the next level may look at
+// and the block pointer it may end on: the loads do not depend on the
+// comparison, so in a large stream their cache misses overlap instead of
+// coming one after another. x gathers what they load; it feeds the result
+// through a term that is always 0 (len(f) < 1<<48) so that they stay.
 func (s *Stream) blockFor(id ID) int {
-	return sort.Search(len(s.blocks), func(i int) bool { return id.Less(s.blocks[i].first) }) - 1
+	f := s.firsts
+	if len(f) == 0 || id.Less(f[0]) {
+		return -1
+	}
+	var x uint64
+	base, n := 0, len(f) // the answer is in [base, base+n)
+	for n > 1 {
+		half := n >> 1
+		next := (n - half) >> 1
+		x += f[base+next].Ms + f[base+half+next].Ms
+		if s.blocks[base+half] == nil {
+			x++
+		}
+		if !id.Less(f[base+half]) {
+			base += half
+		}
+		n -= half
+	}
+	return base + int(x>>63&uint64(len(f)>>48))
 }
 
 // cursor addresses entry i of block bi.

@@ -147,9 +147,9 @@ func (s *Stream) dropHead(n int) {
 		}
 		s.blocks[i] = nil
 	}
-	s.blocks = s.blocks[n:]
+	s.blocks, s.firsts = s.blocks[n:], s.firsts[n:]
 	if len(s.blocks) == 0 {
-		s.blocks = nil
+		s.blocks, s.firsts = nil, nil
 	}
 }
 
@@ -161,6 +161,7 @@ func (s *Stream) removeBlock(bi int) {
 	copy(s.blocks[bi:], s.blocks[bi+1:])
 	s.blocks[len(s.blocks)-1] = nil
 	s.blocks = s.blocks[:len(s.blocks)-1]
+	s.firsts = append(s.firsts[:bi], s.firsts[bi+1:]...)
 }
 
 // refreshFirst recomputes the recorded first entry ID (0-0 when empty).
