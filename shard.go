@@ -259,7 +259,7 @@ func (ss *ShardedStream) publishLocked() {
 // reports false and adds nothing.
 func (sh *shard) add(fields []Field) (ID, bool, error) {
 	s := sh.s
-	nowMs := uint64(max(s.cfg.clock().UnixMilli(), 0)) // before 1970 counts as 0
+	nowMs := s.cfg.idMs()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if sh.sealed {
