@@ -54,3 +54,38 @@ var (
 func errorf(sentinel error, format string, args ...any) error {
 	return fmt.Errorf("xstream: %w: "+format, append([]any{sentinel}, args...)...)
 }
+
+// Sentinel errors of sharded streams (ShardedStream).
+var (
+	// ErrInvalidPartitionKey reports a partition key that is empty or
+	// longer than 256 characters.
+	ErrInvalidPartitionKey = errors.New("invalid partition key")
+
+	// ErrInvalidHashKey reports a hash key that is not a decimal number
+	// from 0 to 2^128-1.
+	ErrInvalidHashKey = errors.New("invalid hash key")
+
+	// ErrShardNotFound reports a shard ID that names no shard of the
+	// sharded stream.
+	ErrShardNotFound = errors.New("no such shard")
+
+	// ErrShardClosed reports a split or merge of a shard that is CLOSED.
+	ErrShardClosed = errors.New("shard is closed")
+
+	// ErrShardExpired reports an operation on a shard that is EXPIRED: all
+	// its records are past the retention period. Iterators of an expired
+	// shard fail with it.
+	ErrShardExpired = errors.New("shard is expired")
+
+	// ErrPastTrimHorizon reports a sequence number or iterator position
+	// whose records were dropped by retention.
+	ErrPastTrimHorizon = errors.New("position is past the trim horizon")
+
+	// ErrInvalidIterator reports a shard iterator that is nil or belongs
+	// to another sharded stream.
+	ErrInvalidIterator = errors.New("invalid shard iterator")
+
+	// ErrResourceInUse reports a reshard requested while another is in
+	// progress (the stream is UPDATING).
+	ErrResourceInUse = errors.New("resource in use")
+)

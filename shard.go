@@ -1,0 +1,396 @@
+package xstream
+
+import (
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// DefaultRetention is the retention period of a sharded stream created
+// without one: 24 hours, as in Kinesis.
+const DefaultRetention = 24 * time.Hour
+
+// ShardState is the state of a shard of a sharded stream.
+type ShardState uint8
+
+const (
+	// ShardOpen shards take new records.
+	ShardOpen ShardState = iota
+	// ShardClosed shards were split or merged: readable, no new records.
+	ShardClosed
+	// ShardExpired shards are closed shards all of whose records are past
+	// the retention period. They are no longer listed or readable.
+	ShardExpired
+)
+
+// String returns "OPEN", "CLOSED" or "EXPIRED".
+func (s ShardState) String() string {
+	switch s {
+	case ShardOpen:
+		return "OPEN"
+	case ShardClosed:
+		return "CLOSED"
+	case ShardExpired:
+		return "EXPIRED"
+	}
+	return fmt.Sprintf("ShardState(%d)", uint8(s))
+}
+
+// StreamStatus is the status of a sharded stream, as Kinesis reports it.
+type StreamStatus uint8
+
+const (
+	// StreamActive: no reshard is in progress.
+	StreamActive StreamStatus = iota
+	// StreamUpdating: a reshard is in progress; another one fails with
+	// ErrResourceInUse.
+	StreamUpdating
+)
+
+// String returns "ACTIVE" or "UPDATING".
+func (s StreamStatus) String() string {
+	if s == StreamUpdating {
+		return "UPDATING"
+	}
+	return "ACTIVE"
+}
+
+// partitionKeyField is the name of the field, first in each entry of a
+// shard's stream, that holds the record's partition key.
+const partitionKeyField = "pk"
+
+// shard is one shard: a stream owning a range of hash keys.
+type shard struct {
+	num      int
+	id       string
+	keys     HashKeyRange
+	parent   *shard // nil for a shard made at creation
+	adjacent *shard // the second parent of a merge
+	s        *Stream
+	startSeq ID
+	created  int64 // ms
+
+	// Guarded by the sharded stream's mu.
+	state    ShardState
+	endSeq   ID // when not open: the shard's last ID at close
+	closed   int64
+	children []*shard
+
+	// Guarded by s.mu.
+	trimmed ID   // greatest ID dropped by retention
+	sealed  bool // closed by a reshard: Put must route again
+}
+
+func shardID(n int) string { return fmt.Sprintf("shardId-%012d", n) }
+
+// ShardedStream is a stream split into shards by the hash of a partition
+// key, with the semantics of an Amazon Kinesis data stream: each shard is a
+// Stream owning a contiguous range of 128-bit hash keys, the OPEN shards'
+// ranges partition the whole key space, and resharding (SplitShard,
+// MergeShards, UpdateShardCount) closes shards and opens children while the
+// parents' records stay readable. Records older than the retention period
+// are dropped. A ShardedStream is safe for concurrent use.
+type ShardedStream struct {
+	mu        sync.RWMutex
+	cfg       config
+	shards    []*shard                 // every shard ever made, by number
+	live      []*shard                 // shards not expired, by number
+	open      []*shard                 // OPEN shards by starting hash key
+	routing   atomic.Pointer[[]*shard] // a copy of open for Put
+	retention time.Duration
+	created   int64  // ms
+	epoch     uint64 // counts reshards and expiries
+
+	updating atomic.Bool
+	stepHook func() // called between the steps of UpdateShardCount
+
+	expMu      sync.Mutex
+	lastExpire int64 // ms of the last retention pass
+	nextExpire atomic.Int64
+
+	waitMu  sync.Mutex
+	waiters waitList // readers waiting for a reshard or expiry
+}
+
+// ShardedArgs holds the arguments of NewShardedStream.
+type ShardedArgs struct {
+	// Shards is the number of shards to start with, >= 1. They divide the
+	// hash key space evenly: each is floor(2^128/Shards) wide and the last
+	// one also takes the remainder.
+	Shards int
+	// Retention is how long records are kept; 0 means DefaultRetention.
+	Retention time.Duration
+}
+
+// NewShardedStream returns a sharded stream with args.Shards OPEN shards,
+// numbered from shardId-000000000000. Its options (WithClock) apply to every
+// shard. It fails with ErrInvalidArgument for a shard count below 1 or a
+// negative retention. O(Shards).
+func NewShardedStream(args ShardedArgs, opts ...Option) (*ShardedStream, error) {
+	if args.Shards < 1 {
+		return nil, errorf(ErrInvalidArgument, "shard count must be >= 1, got %d", args.Shards)
+	}
+	if args.Retention < 0 {
+		return nil, errorf(ErrInvalidArgument, "retention must be > 0, got %s", args.Retention)
+	}
+	if args.Retention == 0 {
+		args.Retention = DefaultRetention
+	}
+	ss := &ShardedStream{cfg: newConfig(opts), retention: args.Retention}
+	ss.created = ss.nowMs()
+	ss.lastExpire = ss.created
+	ss.nextExpire.Store(ss.created + expireEvery)
+	w := uniformWidth(uint64(args.Shards))
+	for i := range args.Shards {
+		r := HashKeyRange{StartingHashKey: w.mul(uint64(i)), EndingHashKey: w.mul(uint64(i + 1)).sub(HashKey{0, 1})}
+		if i == args.Shards-1 {
+			r.EndingHashKey = MaxHashKey
+		}
+		ss.open = append(ss.open, ss.newShardLocked(r, nil, nil, ss.created))
+	}
+	ss.publishLocked()
+	return ss, nil
+}
+
+func (ss *ShardedStream) nowMs() int64 { return ss.cfg.clock().UnixMilli() }
+
+// newShardLocked makes a shard; its sequence numbers start above its
+// parents' and the time now.
+func (ss *ShardedStream) newShardLocked(r HashKeyRange, parent, adjacent *shard, now int64) *shard {
+	start := ID{uint64(max(now, 0)), 0}
+	for _, p := range []*shard{parent, adjacent} {
+		if p != nil && start.Less(p.endSeq) {
+			start = p.endSeq
+		}
+	}
+	sh := &shard{
+		num: len(ss.shards), id: shardID(len(ss.shards)), keys: r,
+		parent: parent, adjacent: adjacent,
+		s:        &Stream{cfg: ss.cfg, lastID: start},
+		startSeq: start, created: now,
+	}
+	sh.s.name = sh.id
+	for _, p := range []*shard{parent, adjacent} {
+		if p != nil {
+			p.children = append(p.children, sh)
+		}
+	}
+	ss.shards = append(ss.shards, sh)
+	ss.live = append(ss.live, sh)
+	return sh
+}
+
+// Status returns StreamUpdating while a reshard is in progress, else
+// StreamActive. O(1).
+func (ss *ShardedStream) Status() StreamStatus {
+	if ss.updating.Load() {
+		return StreamUpdating
+	}
+	return StreamActive
+}
+
+// Retention returns the retention period. O(1).
+func (ss *ShardedStream) Retention() time.Duration {
+	ss.mu.RLock()
+	defer ss.mu.RUnlock()
+	return ss.retention
+}
+
+// SetRetention changes the retention period and applies it at once:
+// shortening it drops records and may expire closed shards. It fails with
+// ErrInvalidArgument, changing nothing, for a period <= 0. It costs
+// O(live shards) plus the storage blocks it frees.
+func (ss *ShardedStream) SetRetention(d time.Duration) error {
+	if d <= 0 {
+		return errorf(ErrInvalidArgument, "retention must be > 0, got %s", d)
+	}
+	ss.mu.Lock()
+	ss.retention = d
+	ss.mu.Unlock()
+	ss.expire(ss.nowMs(), true)
+	return nil
+}
+
+// lookupLocked returns the shard called id, or an ErrShardNotFound error.
+func (ss *ShardedStream) lookupLocked(id string) (*shard, error) {
+	if n, ok := parseShardID(id); ok && n < len(ss.shards) {
+		return ss.shards[n], nil
+	}
+	return nil, errorf(ErrShardNotFound, "%q", id)
+}
+
+// parseShardID returns the number of a shard ID "shardId-" + 12 digits.
+func parseShardID(id string) (int, bool) {
+	const prefix = "shardId-"
+	if len(id) != len(prefix)+12 || id[:len(prefix)] != prefix {
+		return 0, false
+	}
+	n, ok := parseUint(id[len(prefix):])
+	return int(n), ok
+}
+
+// routeLocked returns the OPEN shard owning h. O(log open shards).
+func (ss *ShardedStream) routeLocked(h HashKey) *shard { return route(ss.open, h) }
+
+// route returns the shard of open (sorted by range) owning h.
+func route(open []*shard, h HashKey) *shard {
+	lo, hi := 0, len(open)-1 // the last shard ends at MaxHashKey
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if open[m].keys.EndingHashKey.Less(h) {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return open[lo]
+}
+
+// publishLocked makes the current OPEN shards the ones Put routes to.
+func (ss *ShardedStream) publishLocked() {
+	open := slices.Clone(ss.open)
+	ss.routing.Store(&open)
+}
+
+// add appends a record with an auto ID to the shard's stream, as
+// Stream.Add does, unless the shard was sealed by a reshard: then it
+// reports false and adds nothing.
+func (sh *shard) add(fields []Field) (ID, bool, error) {
+	s := sh.s
+	nowMs := s.cfg.idMs()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if sh.sealed {
+		return ID{}, false, nil
+	}
+	if s.lastID == MaxID {
+		return ID{}, true, errorf(ErrStreamExhausted, "shard %s: last ID is %s", sh.id, s.lastID)
+	}
+	id := ID{nowMs, 0}
+	if nowMs <= s.lastID.Ms {
+		id, _ = s.lastID.Next()
+	}
+	s.appendLocked(id, fields)
+	s.waiters.wake()
+	return id, true, nil
+}
+
+// PutArgs holds the options of Put.
+type PutArgs struct {
+	// ExplicitHashKey, when not "", routes the record by this decimal hash
+	// key instead of the hash of its partition key.
+	ExplicitHashKey string
+}
+
+// PutResult says where a record went.
+type PutResult struct {
+	ShardID        string
+	SequenceNumber ID
+}
+
+// Put appends a record with the given partition key and fields to the
+// OPEN shard owning its hash key (the MD5 of the partition key, or
+// args.ExplicitHashKey) and returns the shard's ID and the record's
+// sequence number, which is its ID in the shard's stream. Records with the
+// same partition key keep their order across reshards for readers that
+// read parents before children (ShardReader).
+//
+// Put fails, changing nothing, with ErrInvalidPartitionKey (empty, or more
+// than 256 characters), ErrInvalidHashKey, ErrNoFields, or
+// ErrStreamExhausted. It is O(log open shards) plus an Add and takes no
+// stream-wide lock: it routes by a published copy of the OPEN shards and
+// checks, under the shard's own lock, that the shard is still open. So it
+// is atomic with respect to reshards: a record lands in a shard before the
+// shard's ending sequence number, or in a child, never in a closed shard.
+func (ss *ShardedStream) Put(partitionKey string, fields []Field, args PutArgs) (PutResult, error) {
+	if err := checkPartitionKey(partitionKey); err != nil {
+		return PutResult{}, err
+	}
+	var h HashKey
+	if args.ExplicitHashKey != "" {
+		var err error
+		if h, err = ParseHashKey(args.ExplicitHashKey); err != nil {
+			return PutResult{}, err
+		}
+	} else {
+		h = PartitionHashKey(partitionKey)
+	}
+	if len(fields) == 0 {
+		return PutResult{}, errorf(ErrNoFields, "Put of partition key %q was given no fields", partitionKey)
+	}
+	var buf [8]Field
+	fs := buf[:0]
+	if len(fields)+1 > len(buf) {
+		fs = make([]Field, 0, len(fields)+1)
+	}
+	fs = append(fs, Field{partitionKeyField, partitionKey})
+	fs = append(fs, fields...)
+
+	open := *ss.routing.Load()
+	for {
+		sh := route(open, h)
+		id, ok, err := sh.add(fs)
+		if err != nil {
+			return PutResult{}, err
+		}
+		if !ok {
+			// A reshard closed the shard: wait for it to end and route
+			// again.
+			ss.mu.RLock()
+			open = *ss.routing.Load()
+			ss.mu.RUnlock()
+			continue
+		}
+		if int64(id.Ms) >= ss.nextExpire.Load() {
+			ss.expire(int64(id.Ms), false)
+		}
+		return PutResult{ShardID: sh.id, SequenceNumber: id}, nil
+	}
+}
+
+// PutRecordsEntry is one record of a PutRecords batch.
+type PutRecordsEntry struct {
+	PartitionKey    string
+	ExplicitHashKey string
+	Fields          []Field
+}
+
+// PutRecordsResult is the outcome of one record of a PutRecords batch:
+// where it went, or why it was not stored.
+type PutRecordsResult struct {
+	ShardID        string
+	SequenceNumber ID
+	Err            error
+}
+
+// maxPutRecords is the largest PutRecords batch, as in Kinesis.
+const maxPutRecords = 500
+
+// PutRecords puts a batch of 1 to 500 records, in order, as Put does, and
+// returns one result per record together with the number of records that
+// failed. A failed record does not stop the others. A batch of a bad size
+// fails with ErrInvalidArgument and stores nothing. O(batch × Put).
+func (ss *ShardedStream) PutRecords(records []PutRecordsEntry) ([]PutRecordsResult, int, error) {
+	if len(records) == 0 || len(records) > maxPutRecords {
+		return nil, 0, errorf(ErrInvalidArgument, "a batch holds 1 to %d records, got %d", maxPutRecords, len(records))
+	}
+	out := make([]PutRecordsResult, len(records))
+	failed := 0
+	for i, r := range records {
+		res, err := ss.Put(r.PartitionKey, r.Fields, PutArgs{ExplicitHashKey: r.ExplicitHashKey})
+		out[i] = PutRecordsResult{ShardID: res.ShardID, SequenceNumber: res.SequenceNumber, Err: err}
+		if err != nil {
+			failed++
+		}
+	}
+	return out, failed, nil
+}
+
+// wakeReaders wakes readers waiting for a change of the shard set.
+func (ss *ShardedStream) wakeReaders() {
+	ss.waitMu.Lock()
+	ss.waiters.wake()
+	ss.waitMu.Unlock()
+}

@@ -1,0 +1,185 @@
+package xstream
+
+import (
+	"context"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// shardBenchFields is the entry of the core's Add benchmarks: a 4-digit sensor
+// ID and a temperature.
+var shardBenchFields = Fields("sensor-id", "1234", "temperature", "19.8")
+
+// BenchmarkShardedPut puts records with 1,000 distinct partition keys into
+// a 4-shard stream; the baseline sub-benchmark adds the same entry to a
+// plain Stream in the same run, for the ratio.
+func BenchmarkShardedPut(b *testing.B) {
+	keys := make([]string, 1000)
+	for i := range keys {
+		keys[i] = "sensor-" + strconv.Itoa(i)
+	}
+	b.Run("baseline-Stream.Add", func(b *testing.B) {
+		s := NewStream()
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := s.Add(AddArgs{}, shardBenchFields...); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("baseline-Stream.Add-with-key", func(b *testing.B) {
+		s := NewStream()
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			k := keys[i%len(keys)]
+			if _, err := s.Add(AddArgs{}, Field{partitionKeyField, k}, shardBenchFields[0], shardBenchFields[1]); err != nil {
+				b.Fatal(err)
+			}
+			i++
+		}
+	})
+	b.Run("md5", func(b *testing.B) {
+		i := 0
+		var sink HashKey
+		for b.Loop() {
+			sink = sink.add(PartitionHashKey(keys[i%len(keys)]))
+			i++
+		}
+		_ = sink
+	})
+	b.Run("Put", func(b *testing.B) {
+		ss, err := NewShardedStream(ShardedArgs{Shards: 4})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			if _, err := ss.Put(keys[i%len(keys)], shardBenchFields, PutArgs{}); err != nil {
+				b.Fatal(err)
+			}
+			i++
+		}
+	})
+	b.Run("Put-explicit-hash-key", func(b *testing.B) {
+		ss, err := NewShardedStream(ShardedArgs{Shards: 4})
+		if err != nil {
+			b.Fatal(err)
+		}
+		hks := make([]string, len(keys))
+		for i, k := range keys {
+			hks[i] = PartitionHashKey(k).String()
+		}
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			if _, err := ss.Put(keys[i%len(keys)], shardBenchFields, PutArgs{ExplicitHashKey: hks[i%len(hks)]}); err != nil {
+				b.Fatal(err)
+			}
+			i++
+		}
+	})
+	b.Run("Put-64-shards", func(b *testing.B) {
+		ss, err := NewShardedStream(ShardedArgs{Shards: 64})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			if _, err := ss.Put(keys[i%len(keys)], shardBenchFields, PutArgs{}); err != nil {
+				b.Fatal(err)
+			}
+			i++
+		}
+	})
+}
+
+// BenchmarkSplitShard splits a shard holding 10,000 or 1,000,000
+// records. Between iterations, untimed, the split is undone so that each
+// iteration splits the same full shard.
+func BenchmarkSplitShard(b *testing.B) {
+	for _, bc := range []struct {
+		name string
+		n    int
+	}{{"10k", 10_000}, {"1M", 1_000_000}} {
+		b.Run(bc.name, func(b *testing.B) {
+			ss, err := NewShardedStream(ShardedArgs{Shards: 1})
+			if err != nil {
+				b.Fatal(err)
+			}
+			for range bc.n {
+				if _, err := ss.Put("k", shardBenchFields, PutArgs{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			mid := uniformWidth(2).String()
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := ss.SplitShard(shardID(0), mid); err != nil {
+					b.Fatal(err)
+				}
+				b.StopTimer()
+				ss.undoReshards()
+				b.StartTimer()
+			}
+			if l := ss.shards[0].s.Len(); l != int64(bc.n) {
+				b.Fatalf("shard holds %d records, want %d", l, bc.n)
+			}
+		})
+	}
+}
+
+// undoReshards makes the stream's first shard the only one again, OPEN.
+// Benchmarks only: it assumes the stream was made with one shard.
+func (ss *ShardedStream) undoReshards() {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	sh := ss.shards[0]
+	sh.state, sh.children, sh.endSeq, sh.sealed = ShardOpen, nil, ID{}, false
+	clear(ss.shards[1:])
+	ss.shards, ss.live, ss.open = ss.shards[:1], ss.live[:1], append(ss.open[:0], sh)
+	ss.publishLocked()
+}
+
+// BenchmarkShardReader reads records waiting in 4 shards with a
+// parent-before-child reader, 1,000 a Read; it reports records per second.
+func BenchmarkShardReader(b *testing.B) {
+	const total = 1_000_000
+	var clockMs int64 = 1_700_000_000_000
+	clk := func() time.Time { return time.UnixMilli(clockMs) }
+	ss, err := NewShardedStream(ShardedArgs{Shards: 4}, WithClock(clk))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := range total {
+		if _, err := ss.Put("sensor-"+strconv.Itoa(i%1000), shardBenchFields, PutArgs{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	ctx := context.Background()
+	r, err := ss.NewReader()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	read := 0
+	for b.Loop() {
+		rs, err := r.Read(ctx, ReadArgs{Count: 1000})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(rs) == 0 {
+			b.StopTimer()
+			if r, err = ss.NewReader(); err != nil {
+				b.Fatal(err)
+			}
+			b.StartTimer()
+			continue
+		}
+		read += len(rs)
+	}
+	b.ReportMetric(float64(read)/b.Elapsed().Seconds(), "records/s")
+}
