@@ -1,0 +1,158 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+
+	"github.com/tidwall/redcon"
+)
+
+// conn is one client connection. A reader goroutine parses commands into
+// a channel and watches for the client going away; the connection's own
+// goroutine runs them in order and writes the replies. So a client blocked
+// in XREAD holds only its own goroutine, and its disconnection cancels the
+// wait through ctx.
+type conn struct {
+	srv      *Server
+	nc       net.Conn
+	w        *redcon.Writer
+	ctx      context.Context
+	cancel   context.CancelFunc
+	clientID int64
+
+	db     int
+	authed bool
+	name   string
+	quit   bool
+
+	multi  bool
+	dirty  bool // MULTI with a command that could not be queued
+	queued [][][]byte
+	inExec bool
+
+	scratch []byte
+}
+
+type request struct {
+	args [][]byte
+	err  error
+}
+
+func newConn(s *Server, nc net.Conn) *conn {
+	c := &conn{srv: s, nc: nc, w: redcon.NewWriter(nc), clientID: s.nextID.Add(1), authed: s.opts.Password == ""}
+	c.ctx, c.cancel = context.WithCancel(s.ctx)
+	return c
+}
+
+// stopReading makes the reader see the end of input, so that the
+// connection ends after the commands already received.
+func (c *conn) stopReading() {
+	if tc, ok := c.nc.(*net.TCPConn); ok {
+		tc.CloseRead()
+		return
+	}
+	c.nc.Close()
+}
+
+// errRequestTooLarge is returned by limitReader.
+var errRequestTooLarge = errors.New("request too large")
+
+// limitReader fails once more than max bytes are read without a complete
+// command: it bounds the memory a client can make the parser hold.
+type limitReader struct {
+	r   io.Reader
+	n   int
+	max int
+}
+
+func (l *limitReader) Read(p []byte) (int, error) {
+	if l.n > l.max {
+		return 0, errRequestTooLarge
+	}
+	k, err := l.r.Read(p)
+	l.n += k
+	return k, err
+}
+
+func (c *conn) serve() {
+	reqs := make(chan request, 64)
+	go func() {
+		defer close(reqs)
+		defer c.cancel()
+		lr := &limitReader{r: c.nc, max: c.srv.opts.MaxRequestBytes}
+		rd := redcon.NewReader(lr)
+		for {
+			cmd, err := rd.ReadCommand()
+			if err != nil {
+				if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
+					var ne net.Error
+					if !errors.As(err, &ne) {
+						reqs <- request{err: err}
+					}
+				}
+				return
+			}
+			lr.n = 0
+			reqs <- request{args: cmd.Args}
+		}
+	}()
+	for req := range reqs {
+		if req.err != nil {
+			msg := req.err.Error()
+			if req.err == errRequestTooLarge {
+				msg = fmt.Sprintf("request larger than the limit of %d bytes", c.srv.opts.MaxRequestBytes)
+			}
+			c.w.WriteError("ERR Protocol error: " + msg)
+			c.w.Flush()
+			break
+		}
+		c.srv.commands.Add(1)
+		c.run(req.args)
+		if c.quit {
+			c.w.Flush()
+			break
+		}
+		if len(reqs) == 0 || len(c.w.Buffer()) > 64<<10 {
+			if c.w.Flush() != nil {
+				break
+			}
+		}
+	}
+	c.nc.Close()
+	c.cancel()
+	for range reqs {
+	}
+}
+
+// run runs one command, bounding the size of its reply.
+func (c *conn) run(args [][]byte) {
+	start := len(c.w.Buffer())
+	if len(args) > c.srv.opts.MaxArgs {
+		c.w.WriteError(fmt.Sprintf("ERR too many arguments: %d, the limit is %d", len(args), c.srv.opts.MaxArgs))
+		return
+	}
+	c.dispatch(args)
+	if buf := c.w.Buffer(); len(buf)-start > c.srv.opts.MaxReplyBytes {
+		size := len(buf) - start
+		c.w.SetBuffer(buf[:start])
+		c.w.WriteError(fmt.Sprintf("ERR reply of %d bytes exceeds the output limit of %d bytes", size, c.srv.opts.MaxReplyBytes))
+	}
+}
+
+// Reply helpers.
+
+func (c *conn) ok() { c.w.WriteString("OK") }
+func (c *conn) err(msg string) {
+	c.w.WriteError(strings.NewReplacer("\r", " ", "\n", " ").Replace(msg))
+}
+func (c *conn) int(n int64)        { c.w.WriteInt64(n) }
+func (c *conn) array(n int)        { c.w.WriteArray(n) }
+func (c *conn) bulk(s string)      { c.w.WriteBulkString(s) }
+func (c *conn) null()              { c.w.WriteNull() }
+func (c *conn) nullArray()         { c.w.WriteRaw([]byte("*-1\r\n")) }
+func (c *conn) simple(s string)    { c.w.WriteString(s) }
+func (c *conn) bulkBytes(b []byte) { c.w.WriteBulk(b) }

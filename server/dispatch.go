@@ -1,0 +1,144 @@
+package server
+
+import (
+	"fmt"
+	"strings"
+)
+
+// command is an entry of the command table.
+type command struct {
+	name   string // lower case, "xgroup|create" for a subcommand
+	arity  int    // as in Redis: n exactly, -n at least n
+	fn     func(c *conn, args [][]byte)
+	noAuth bool                // allowed before AUTH
+	subs   map[string]*command // subcommands of a container (XGROUP, XINFO, ...)
+}
+
+var commands = map[string]*command{}
+
+func register(name string, arity int, fn func(c *conn, args [][]byte)) *command {
+	cmd := &command{name: name, arity: arity, fn: fn}
+	if parent, sub, ok := strings.Cut(name, "|"); ok {
+		p := commands[parent]
+		if p == nil {
+			p = &command{name: parent, arity: -2}
+			commands[parent] = p
+		}
+		if p.subs == nil {
+			p.subs = map[string]*command{}
+		}
+		p.subs[sub] = cmd
+		return cmd
+	}
+	commands[name] = cmd
+	return cmd
+}
+
+// lookup finds the command of args, or writes Redis's error for an
+// unknown command or subcommand or a wrong number of arguments.
+func (c *conn) lookup(args [][]byte) *command {
+	name := strings.ToLower(string(args[0]))
+	cmd := commands[name]
+	if cmd == nil {
+		c.err(unknownCommand(args))
+		return nil
+	}
+	if cmd.subs != nil && len(args) >= 2 {
+		sub := cmd.subs[strings.ToLower(string(args[1]))]
+		if sub == nil {
+			c.err(fmt.Sprintf("ERR unknown subcommand '%.128s'. Try %s HELP.", args[1], strings.ToUpper(name)))
+			return nil
+		}
+		cmd = sub
+	}
+	if (cmd.arity > 0 && len(args) != cmd.arity) || (cmd.arity < 0 && len(args) < -cmd.arity) {
+		c.err(fmt.Sprintf("ERR wrong number of arguments for '%s' command", cmd.name))
+		return nil
+	}
+	return cmd
+}
+
+func unknownCommand(args [][]byte) string {
+	var b strings.Builder
+	for _, a := range args[1:] {
+		if b.Len() >= 128 {
+			break
+		}
+		fmt.Fprintf(&b, "'%.*s' ", 128-b.Len(), a)
+	}
+	return fmt.Sprintf("ERR unknown command '%.128s', with args beginning with: %s", args[0], b.String())
+}
+
+// dispatch runs or queues one command.
+func (c *conn) dispatch(args [][]byte) {
+	cmd := c.lookup(args)
+	if cmd == nil {
+		if c.multi {
+			c.dirty = true
+		}
+		return
+	}
+	if !c.authed && !cmd.noAuth {
+		c.err("NOAUTH Authentication required.")
+		if c.multi {
+			c.dirty = true
+		}
+		return
+	}
+	if c.multi {
+		switch cmd.name {
+		case "exec", "discard", "multi", "quit":
+		default:
+			q := make([][]byte, len(args))
+			for i, a := range args {
+				q[i] = append([]byte(nil), a...)
+			}
+			c.queued = append(c.queued, q)
+			c.simple("QUEUED")
+			return
+		}
+	}
+	cmd.fn(c, args)
+}
+
+func init() {
+	register("multi", 1, func(c *conn, args [][]byte) {
+		if c.multi {
+			c.err("ERR MULTI calls can not be nested")
+			return
+		}
+		c.multi = true
+		c.ok()
+	})
+	register("discard", 1, func(c *conn, args [][]byte) {
+		if !c.multi {
+			c.err("ERR DISCARD without MULTI")
+			return
+		}
+		c.resetMulti()
+		c.ok()
+	})
+	register("exec", 1, func(c *conn, args [][]byte) {
+		if !c.multi {
+			c.err("ERR EXEC without MULTI")
+			return
+		}
+		queued, dirty := c.queued, c.dirty
+		c.resetMulti()
+		if dirty {
+			c.err("EXECABORT Transaction discarded because of previous errors.")
+			return
+		}
+		c.array(len(queued))
+		c.inExec = true
+		for _, q := range queued {
+			cmd := c.lookup(q)
+			cmd.fn(c, q)
+		}
+		c.inExec = false
+	})
+}
+
+func (c *conn) resetMulti() {
+	c.multi, c.dirty, c.queued = false, false, nil
+}

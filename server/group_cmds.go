@@ -1,0 +1,553 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/xstreamgo/xstream"
+)
+
+func init() {
+	register("xgroup|create", -5, xgroupCreate)
+	register("xgroup|setid", -5, xgroupSetID)
+	register("xgroup|destroy", 4, xgroupDestroy)
+	register("xgroup|createconsumer", 5, xgroupCreateConsumer)
+	register("xgroup|delconsumer", 5, xgroupDelConsumer)
+	register("xgroup|help", 2, func(c *conn, args [][]byte) { c.help(xgroupHelp) })
+	register("xack", -4, xack)
+	register("xackdel", -6, xackdel)
+	register("xnack", -7, xnack)
+	register("xpending", -3, xpending)
+	register("xclaim", -6, xclaim)
+	register("xautoclaim", -6, xautoclaim)
+}
+
+var xgroupHelp = []string{
+	"XGROUP <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+	"CREATE <key> <groupname> <id|$> [option]",
+	"    Create a new consumer group. Options are:",
+	"    * MKSTREAM",
+	"      Create the empty stream if it does not exist.",
+	"    * ENTRIESREAD entries_read",
+	"      Set the group's entries_read counter (internal use).",
+	"CREATECONSUMER <key> <groupname> <consumer>",
+	"    Create a new consumer in the specified group.",
+	"DELCONSUMER <key> <groupname> <consumer>",
+	"    Remove the specified consumer.",
+	"DESTROY <key> <groupname>",
+	"    Remove the specified group.",
+	"SETID <key> <groupname> <id|$> [ENTRIESREAD entries_read]",
+	"    Set the current group ID and entries_read counter.",
+	"HELP",
+	"    Prints this help.",
+}
+
+func (c *conn) help(lines []string) {
+	c.array(len(lines))
+	for _, l := range lines {
+		c.simple(l)
+	}
+}
+
+// hasGroup reports whether s has the consumer group. O(log G).
+func hasGroup(s *xstream.Stream, group string) bool {
+	_, err := s.PendingRange(group, xstream.PendingArgs{Start: "+", End: "-"})
+	return err == nil
+}
+
+func noGroupErr(key, group []byte) string {
+	return fmt.Sprintf("NOGROUP No such key '%s' or consumer group '%s'", key, group)
+}
+
+// xgroupPrelude does the common part of the XGROUP subcommands with a
+// key: the options, the key and the group, as Redis's xgroupCommand.
+func (c *conn) xgroupPrelude(args [][]byte) (s *xstream.Stream, opts xstream.GroupOptions, ok bool) {
+	sub := string(args[1])
+	create, setid := is(args[1], "create"), is(args[1], "setid")
+	for i := 5; i < len(args); {
+		switch {
+		case create && is(args[i], "mkstream"):
+			opts.MkStream = true
+			i++
+		case (create || setid) && is(args[i], "entriesread") && i+1 < len(args):
+			n, ok := c.intArg(args[i+1], "")
+			if !ok {
+				return nil, opts, false
+			}
+			if n < -1 {
+				c.err("ERR value for ENTRIESREAD must be positive or -1")
+				return nil, opts, false
+			}
+			opts.EntriesRead = &n
+			i += 2
+		default:
+			c.err(fmt.Sprintf("ERR unknown subcommand or wrong number of arguments for '%.128s'. Try XGROUP HELP.", sub))
+			return nil, opts, false
+		}
+	}
+	s, found := c.lookupStream(args[2])
+	if !found && !opts.MkStream {
+		c.err("ERR The XGROUP subcommand requires the key to exist. Note that for CREATE you may want to use the MKSTREAM option to create an empty stream automatically.")
+		return nil, opts, false
+	}
+	if !create && !is(args[1], "destroy") && !hasGroup(s, string(args[3])) {
+		c.err(fmt.Sprintf("NOGROUP No such consumer group '%s' for key name '%s'", args[3], args[2]))
+		return nil, opts, false
+	}
+	return s, opts, true
+}
+
+func groupStart(b []byte, strictParse bool) (string, bool) {
+	if string(b) == "$" {
+		return "$", true
+	}
+	p, ok := parseID(string(b), 0, strictParse, false)
+	return p.id.String(), ok
+}
+
+func xgroupCreate(c *conn, args [][]byte) {
+	if len(args) > 8 {
+		c.err(fmt.Sprintf("ERR unknown subcommand or wrong number of arguments for '%s'. Try XGROUP HELP.", args[1]))
+		return
+	}
+	_, opts, ok := c.xgroupPrelude(args)
+	if !ok {
+		return
+	}
+	start, ok := groupStart(args[4], true)
+	if !ok {
+		c.err(errInvalidID)
+		return
+	}
+	err := c.mustDB().CreateGroup(string(args[2]), string(args[3]), start, opts)
+	switch {
+	case err == nil:
+		c.ok()
+	case errors.Is(err, xstream.ErrGroupExists):
+		c.err("BUSYGROUP Consumer Group name already exists")
+	default:
+		c.err("ERR " + err.Error())
+	}
+}
+
+func xgroupSetID(c *conn, args [][]byte) {
+	if len(args) != 5 && len(args) != 7 {
+		c.err(fmt.Sprintf("ERR unknown subcommand or wrong number of arguments for '%s'. Try XGROUP HELP.", args[1]))
+		return
+	}
+	s, opts, ok := c.xgroupPrelude(args)
+	if !ok {
+		return
+	}
+	start, ok := groupStart(args[4], false)
+	if !ok {
+		c.err(errInvalidID)
+		return
+	}
+	if err := s.SetGroupID(string(args[3]), start, opts); err != nil {
+		c.err("ERR " + err.Error())
+		return
+	}
+	c.ok()
+}
+
+func xgroupDestroy(c *conn, args [][]byte) {
+	s, _, ok := c.xgroupPrelude(args)
+	if !ok {
+		return
+	}
+	if s.DestroyGroup(string(args[3])) {
+		c.int(1)
+	} else {
+		c.int(0)
+	}
+}
+
+func xgroupCreateConsumer(c *conn, args [][]byte) {
+	s, _, ok := c.xgroupPrelude(args)
+	if !ok {
+		return
+	}
+	created, err := s.CreateConsumer(string(args[3]), string(args[4]))
+	if err != nil {
+		c.err("ERR " + err.Error())
+		return
+	}
+	if created {
+		c.int(1)
+	} else {
+		c.int(0)
+	}
+}
+
+func xgroupDelConsumer(c *conn, args [][]byte) {
+	s, _, ok := c.xgroupPrelude(args)
+	if !ok {
+		return
+	}
+	n, err := s.DeleteConsumer(string(args[3]), string(args[4]))
+	if err != nil {
+		c.err("ERR " + err.Error())
+		return
+	}
+	c.int(n)
+}
+
+func xack(c *conn, args [][]byte) {
+	s, found := c.lookupStream(args[1])
+	if !found || !hasGroup(s, string(args[2])) {
+		c.int(0)
+		return
+	}
+	ids, ok := c.strictIDs(args[3:])
+	if !ok {
+		return
+	}
+	n, err := s.Ack(string(args[2]), ids...)
+	if err != nil {
+		c.err("ERR " + err.Error())
+		return
+	}
+	c.int(n)
+}
+
+func xackdel(c *conn, args [][]byte) {
+	policy, ids, ok := c.parsePolicyIDs(args, 3)
+	if !ok {
+		return
+	}
+	s, found := c.lookupStream(args[1])
+	if !found || !hasGroup(s, string(args[2])) {
+		c.deleteResults(notFoundResults(len(ids)))
+		return
+	}
+	res, err := s.AckDel(string(args[2]), policy, ids...)
+	if err != nil {
+		c.err("ERR " + err.Error())
+		return
+	}
+	c.deleteResults(res)
+}
+
+// xnack: XNACK key group <SILENT | FAIL | FATAL> IDS numids id [id ...]
+// [RETRYCOUNT count] [FORCE] (Redis 8.8).
+func xnack(c *conn, args [][]byte) {
+	var mode xstream.NackMode
+	switch {
+	case is(args[3], "silent"):
+		mode = xstream.NackSilent
+	case is(args[3], "fail"):
+		mode = xstream.NackFail
+	case is(args[3], "fatal"):
+		mode = xstream.NackFatal
+	default:
+		c.err(errSyntax)
+		return
+	}
+	if !is(args[4], "ids") {
+		c.err(errSyntax)
+		return
+	}
+	n, ok := parseLL(args[5])
+	if !ok || n <= 0 || n > int64(len(args)-6) {
+		c.err("ERR Number of IDs must be a positive integer")
+		return
+	}
+	ids, ok := c.strictIDs(args[6 : 6+n])
+	if !ok {
+		return
+	}
+	var opts xstream.NackArgs
+	for i := 6 + int(n); i < len(args); i++ {
+		switch {
+		case is(args[i], "retrycount") && i+1 < len(args):
+			v, ok := c.intArg(args[i+1], "")
+			if !ok {
+				return
+			}
+			if v < 0 {
+				c.err("ERR RETRYCOUNT must be >= 0")
+				return
+			}
+			opts.RetryCount = &v
+			i++
+		case is(args[i], "force"):
+			opts.Force = true
+		default:
+			c.err(errSyntax)
+			return
+		}
+	}
+	s, found := c.lookupStream(args[1])
+	if !found || !hasGroup(s, string(args[2])) {
+		c.err(noGroupErr(args[1], args[2]))
+		return
+	}
+	got, err := s.Nack(string(args[2]), mode, ids, opts)
+	if err != nil {
+		c.err("ERR " + err.Error())
+		return
+	}
+	c.int(got)
+}
+
+func xpending(c *conn, args [][]byte) {
+	if len(args) != 3 && (len(args) < 6 || len(args) > 9) {
+		c.err(errSyntax)
+		return
+	}
+	var (
+		minIdle int64
+		count   int64
+		lo, hi  xstream.ID
+		cons    []byte
+	)
+	if len(args) >= 6 {
+		start := 3
+		if is(args[3], "idle") {
+			var ok bool
+			if minIdle, ok = c.intArg(args[4], ""); !ok {
+				return
+			}
+			if len(args) < 8 {
+				c.err(errSyntax)
+				return
+			}
+			start += 2
+		}
+		var ok bool
+		if count, ok = c.intArg(args[start+2], ""); !ok {
+			return
+		}
+		count = max(count, 0)
+		if lo, hi, ok = c.rangeBounds(args[start], args[start+1]); !ok {
+			return
+		}
+		if start+3 < len(args) {
+			cons = args[start+3]
+		}
+	}
+	s, found := c.lookupStream(args[1])
+	if !found || !hasGroup(s, string(args[2])) {
+		c.err(noGroupErr(args[1], args[2]))
+		return
+	}
+	group := string(args[2])
+	if len(args) == 3 {
+		sum, err := s.Pending(group)
+		if err != nil {
+			c.err("ERR " + err.Error())
+			return
+		}
+		c.array(4)
+		c.int(sum.Count)
+		if sum.Count == 0 {
+			c.null()
+			c.null()
+			c.nullArray()
+			return
+		}
+		c.id(sum.Lowest)
+		c.id(sum.Highest)
+		c.array(len(sum.Consumers))
+		for _, cp := range sum.Consumers {
+			c.array(2)
+			c.bulk(cp.Name)
+			c.bulk(strconv.FormatInt(cp.Count, 10))
+		}
+		return
+	}
+	if count == 0 || hi.Less(lo) {
+		c.array(0)
+		return
+	}
+	if cons != nil && len(cons) == 0 {
+		// The core reads "" as "every consumer"; Redis looks for a
+		// consumer called "".
+		if !consumerExists(s, group, "") {
+			c.array(0)
+			return
+		}
+	}
+	rows, err := s.PendingRange(group, xstream.PendingArgs{
+		Start:    lo.String(),
+		End:      hi.String(),
+		Count:    int(min(count, 1<<31)),
+		Consumer: string(cons),
+		MinIdle:  time.Duration(max(minIdle, 0)) * time.Millisecond,
+	})
+	if err != nil {
+		c.err("ERR " + err.Error())
+		return
+	}
+	c.array(len(rows))
+	for _, r := range rows {
+		c.array(4)
+		c.id(r.ID)
+		c.bulk(r.Consumer)
+		c.int(r.Idle.Milliseconds())
+		c.int(r.Deliveries)
+	}
+}
+
+func consumerExists(s *xstream.Stream, group, name string) bool {
+	cs, _ := s.Consumers(group)
+	for _, ci := range cs {
+		if ci.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+func xclaim(c *conn, args [][]byte) {
+	s, found := c.lookupStream(args[1])
+	group := string(args[2])
+	if !found || !hasGroup(s, group) {
+		c.err(noGroupErr(args[1], args[2]))
+		return
+	}
+	minIdle, ok := c.intArg(args[4], "Invalid min-idle-time argument for XCLAIM")
+	if !ok {
+		return
+	}
+	j := 5
+	var ids []string
+	for ; j < len(args); j++ {
+		id, ok := parseStrictID(args[j])
+		if !ok {
+			break
+		}
+		ids = append(ids, id.String())
+	}
+	var opts xstream.ClaimArgs
+	for ; j < len(args); j++ {
+		more := len(args) - 1 - j
+		switch {
+		case is(args[j], "force"):
+			opts.Force = true
+		case is(args[j], "justid"):
+			opts.JustID = true
+		case is(args[j], "idle") && more > 0:
+			j++
+			v, ok := c.intArg(args[j], "Invalid IDLE option argument for XCLAIM")
+			if !ok {
+				return
+			}
+			opts.Time, opts.Idle = time.Time{}, time.Duration(max(v, 0))*time.Millisecond
+		case is(args[j], "time") && more > 0:
+			j++
+			v, ok := c.intArg(args[j], "Invalid TIME option argument for XCLAIM")
+			if !ok {
+				return
+			}
+			opts.Idle, opts.Time = 0, time.UnixMilli(v)
+			if v < 0 {
+				opts.Time = time.Time{} // Redis: a bogus time counts as now
+			}
+		case is(args[j], "retrycount") && more > 0:
+			j++
+			v, ok := c.intArg(args[j], "Invalid RETRYCOUNT option argument for XCLAIM")
+			if !ok {
+				return
+			}
+			if v >= 0 {
+				opts.RetryCount = &v
+			} else {
+				opts.RetryCount = nil
+			}
+		case is(args[j], "lastid") && more > 0:
+			j++
+			id, ok := parseStrictID(args[j])
+			if !ok {
+				c.err(errInvalidID)
+				return
+			}
+			opts.LastID = id.String()
+		default:
+			c.err(fmt.Sprintf("ERR Unrecognized XCLAIM option '%s'", args[j]))
+			return
+		}
+	}
+	if len(ids) == 0 {
+		ids = []string{"0-0"} // never an entry: claims nothing, still applies LASTID
+	}
+	consumer := string(args[3])
+	existed := consumerExists(s, group, consumer)
+	es, err := s.Claim(group, consumer, time.Duration(max(minIdle, 0))*time.Millisecond, ids, opts)
+	if err != nil {
+		c.err("ERR " + err.Error())
+		return
+	}
+	if len(es) == 0 && !existed {
+		// Redis creates the consumer only when it claims something.
+		s.DeleteConsumer(group, consumer)
+	}
+	if opts.JustID {
+		c.ids(es)
+	} else {
+		c.entries(es)
+	}
+}
+
+func xautoclaim(c *conn, args [][]byte) {
+	minIdle, ok := c.intArg(args[4], "Invalid min-idle-time argument for XAUTOCLAIM")
+	if !ok {
+		return
+	}
+	start, ex, ok := parseInterval(args[5], 0)
+	if !ok {
+		c.err(errInvalidID)
+		return
+	}
+	if ex {
+		if start, ok = start.Next(); !ok {
+			c.err("ERR invalid start ID for the interval")
+			return
+		}
+	}
+	count := int64(100)
+	justID := false
+	for j := 6; j < len(args); j++ {
+		more := len(args) - 1 - j
+		switch {
+		case is(args[j], "count") && more > 0:
+			v, ok := parseLL(args[j+1])
+			if !ok || v < 1 || v > (1<<63-1)/16 {
+				c.err("ERR COUNT must be > 0")
+				return
+			}
+			count = v
+			j++
+		case is(args[j], "justid"):
+			justID = true
+		default:
+			c.err(errSyntax)
+			return
+		}
+	}
+	s, found := c.lookupStream(args[1])
+	group := string(args[2])
+	if !found || !hasGroup(s, group) {
+		c.err(noGroupErr(args[1], args[2]))
+		return
+	}
+	res, err := s.AutoClaim(group, string(args[3]), time.Duration(max(minIdle, 0))*time.Millisecond, start.String(), xstream.AutoClaimArgs{Count: int(count), JustID: justID})
+	if err != nil {
+		c.err("ERR " + err.Error())
+		return
+	}
+	c.array(3)
+	c.id(res.Next)
+	if justID {
+		c.ids(res.Entries)
+	} else {
+		c.entries(res.Entries)
+	}
+	c.array(len(res.Deleted))
+	for _, id := range res.Deleted {
+		c.id(id)
+	}
+}

@@ -1,0 +1,222 @@
+package server
+
+import (
+	"fmt"
+
+	"github.com/xstreamgo/xstream"
+)
+
+func init() {
+	register("xinfo|stream", -3, xinfoStream)
+	register("xinfo|groups", 3, xinfoGroups)
+	register("xinfo|consumers", 4, xinfoConsumers)
+	register("xinfo|help", 2, func(c *conn, args [][]byte) { c.help(xinfoHelp) })
+}
+
+var xinfoHelp = []string{
+	"XINFO <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+	"CONSUMERS <key> <groupname>",
+	"    Show consumers of <groupname>.",
+	"GROUPS <key>",
+	"    Show the stream consumer groups.",
+	"STREAM <key> [FULL [COUNT <count>]",
+	"    Show information about the stream.",
+	"HELP",
+	"    Prints this help.",
+}
+
+// optInt writes n, or a null when it is not known.
+func (c *conn) optInt(n int64, known bool) {
+	if known {
+		c.int(n)
+	} else {
+		c.null()
+	}
+}
+
+func xinfoGroups(c *conn, args [][]byte) {
+	s, ok := c.lookupStream(args[2])
+	if !ok {
+		c.err(errNoKey)
+		return
+	}
+	gs := s.Groups()
+	c.array(len(gs))
+	for _, g := range gs {
+		c.groupFields(g, 12)
+		c.bulk("pending")
+		c.int(g.Pending)
+		c.bulk("last-delivered-id")
+		c.id(g.LastDeliveredID)
+		c.bulk("entries-read")
+		c.optInt(g.EntriesRead, g.EntriesReadKnown)
+		c.bulk("lag")
+		c.optInt(g.Lag, g.LagKnown)
+	}
+}
+
+func (c *conn) groupFields(g xstream.GroupInfo, n int) {
+	c.array(n)
+	c.bulk("name")
+	c.bulk(g.Name)
+	c.bulk("consumers")
+	c.int(int64(g.Consumers))
+}
+
+func xinfoConsumers(c *conn, args [][]byte) {
+	s, ok := c.lookupStream(args[2])
+	if !ok {
+		c.err(errNoKey)
+		return
+	}
+	cs, err := s.Consumers(string(args[3]))
+	if err != nil {
+		c.err(fmt.Sprintf("NOGROUP No such consumer group '%s' for key name '%s'", args[3], args[2]))
+		return
+	}
+	c.array(len(cs))
+	for _, ci := range cs {
+		c.array(8)
+		c.bulk("name")
+		c.bulk(ci.Name)
+		c.bulk("pending")
+		c.int(ci.Pending)
+		c.bulk("idle")
+		c.int(ci.Idle.Milliseconds())
+		c.bulk("inactive")
+		if ci.InactiveKnown {
+			c.int(ci.Inactive.Milliseconds())
+		} else {
+			c.int(-1)
+		}
+	}
+}
+
+func xinfoStream(c *conn, args [][]byte) {
+	s, ok := c.lookupStream(args[2])
+	if !ok {
+		c.err(errNoKey)
+		return
+	}
+	full, count := false, int64(10)
+	if len(args) > 3 {
+		if !is(args[3], "full") {
+			c.err(errSyntax)
+			return
+		}
+		full = true
+		if len(args) > 4 {
+			if len(args) != 6 || !is(args[4], "count") {
+				c.err(errSyntax)
+				return
+			}
+			if count, ok = c.intArg(args[5], ""); !ok {
+				return
+			}
+			if count < 0 {
+				count = 10
+			}
+		}
+	}
+	if !full {
+		info := s.Info()
+		c.array(20)
+		c.streamHead(info)
+		c.bulk("groups")
+		c.int(int64(info.Groups))
+		c.bulk("first-entry")
+		c.optEntry(info.FirstEntry)
+		c.bulk("last-entry")
+		c.optEntry(info.LastEntry)
+		return
+	}
+	info, err := s.InfoFull(int(min(count, 1<<31)))
+	if err != nil {
+		c.err("ERR " + err.Error())
+		return
+	}
+	c.array(18)
+	c.streamHead(info)
+	c.bulk("entries")
+	c.entries(info.Entries)
+	c.bulk("groups")
+	c.array(len(info.GroupDetails))
+	for _, g := range info.GroupDetails {
+		c.array(14)
+		c.bulk("name")
+		c.bulk(g.Name)
+		c.bulk("last-delivered-id")
+		c.id(g.LastDeliveredID)
+		c.bulk("entries-read")
+		c.optInt(g.EntriesRead, g.EntriesReadKnown)
+		c.bulk("lag")
+		c.optInt(g.Lag, g.LagKnown)
+		c.bulk("pel-count")
+		c.int(g.Pending)
+		c.bulk("pending")
+		c.array(len(g.PEL))
+		for _, p := range g.PEL {
+			c.array(4)
+			c.id(p.ID)
+			c.bulk(p.Consumer)
+			c.int(c.deliveryTime(p))
+			c.int(p.Deliveries)
+		}
+		c.bulk("consumers")
+		c.array(len(g.Consumers))
+		for _, cd := range g.Consumers {
+			c.array(10)
+			c.bulk("name")
+			c.bulk(cd.Name)
+			c.bulk("seen-time")
+			c.int(cd.SeenTime.UnixMilli())
+			c.bulk("active-time")
+			if cd.ActiveTime.IsZero() {
+				c.int(-1)
+			} else {
+				c.int(cd.ActiveTime.UnixMilli())
+			}
+			c.bulk("pel-count")
+			c.int(cd.Pending)
+			c.bulk("pending")
+			c.array(len(cd.PEL))
+			for _, p := range cd.PEL {
+				c.array(3)
+				c.id(p.ID)
+				c.int(c.deliveryTime(p))
+				c.int(p.Deliveries)
+			}
+		}
+	}
+}
+
+// deliveryTime is the Unix ms of an entry's last delivery, from its idle
+// time.
+func (c *conn) deliveryTime(p xstream.PendingEntry) int64 {
+	return c.srv.now().UnixMilli() - p.Idle.Milliseconds()
+}
+
+func (c *conn) streamHead(info xstream.StreamInfo) {
+	c.bulk("length")
+	c.int(info.Length)
+	c.bulk("radix-tree-keys")
+	c.int(int64(info.RadixTreeKeys))
+	c.bulk("radix-tree-nodes")
+	c.int(int64(info.RadixTreeKeys) + 1)
+	c.bulk("last-generated-id")
+	c.id(info.LastGeneratedID)
+	c.bulk("max-deleted-entry-id")
+	c.id(info.MaxDeletedEntryID)
+	c.bulk("entries-added")
+	c.int(info.EntriesAdded)
+	c.bulk("recorded-first-entry-id")
+	c.id(info.RecordedFirstEntryID)
+}
+
+func (c *conn) optEntry(e *xstream.Entry) {
+	if e == nil {
+		c.null()
+		return
+	}
+	c.entry(*e)
+}

@@ -1,0 +1,175 @@
+package server
+
+import (
+	"fmt"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Commands about keys and databases.
+
+func init() {
+	register("select", 2, func(c *conn, args [][]byte) {
+		n, ok := c.intArg(args[1], "")
+		if !ok {
+			return
+		}
+		if n < 0 || n >= numDBs {
+			c.err("ERR DB index is out of range")
+			return
+		}
+		c.db = int(n)
+		c.ok()
+	})
+	register("del", -2, func(c *conn, args [][]byte) {
+		names := make([]string, len(args)-1)
+		for i, a := range args[1:] {
+			names[i] = string(a)
+		}
+		c.int(int64(c.mustDB().Remove(names...)))
+	})
+	register("unlink", -2, commands["del"].fn)
+	register("exists", -2, func(c *conn, args [][]byte) {
+		n := 0
+		for _, a := range args[1:] {
+			if _, ok := c.lookupStream(a); ok {
+				n++
+			}
+		}
+		c.int(int64(n))
+	})
+	register("type", 2, func(c *conn, args [][]byte) {
+		if _, ok := c.lookupStream(args[1]); ok {
+			c.simple("stream")
+		} else {
+			c.simple("none")
+		}
+	})
+	register("keys", 2, func(c *conn, args [][]byte) {
+		keys := c.matchKeys(string(args[1]))
+		c.array(len(keys))
+		for _, k := range keys {
+			c.bulk(k)
+		}
+	})
+	register("scan", -2, scan)
+	register("dbsize", 1, func(c *conn, args [][]byte) { c.int(int64(c.mustDB().Len())) })
+	register("flushdb", -1, func(c *conn, args [][]byte) {
+		if !c.flushArgs(args) {
+			return
+		}
+		db := c.mustDB()
+		db.Remove(db.Names("")...)
+		c.ok()
+	})
+	register("flushall", -1, func(c *conn, args [][]byte) {
+		if !c.flushArgs(args) {
+			return
+		}
+		for _, db := range c.srv.dbs {
+			db.Remove(db.Names("")...)
+		}
+		c.ok()
+	})
+	register("info", -1, info)
+}
+
+func (c *conn) flushArgs(args [][]byte) bool {
+	if len(args) > 2 || (len(args) == 2 && !is(args[1], "sync") && !is(args[1], "async")) {
+		c.err(errSyntax)
+		return false
+	}
+	return true
+}
+
+func (c *conn) matchKeys(pattern string) []string {
+	all := c.mustDB().Names("")
+	if pattern == "*" {
+		return all
+	}
+	out := all[:0]
+	for _, k := range all {
+		if globMatch(pattern, k) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// scan returns every matching key in one call, with cursor 0: a full
+// iteration, as SCAN allows.
+func scan(c *conn, args [][]byte) {
+	if _, err := strconv.ParseUint(string(args[1]), 10, 64); err != nil {
+		c.err("ERR invalid cursor")
+		return
+	}
+	pattern, typ := "*", ""
+	for i := 2; i < len(args); i += 2 {
+		if i+1 >= len(args) {
+			c.err(errSyntax)
+			return
+		}
+		switch {
+		case is(args[i], "match"):
+			pattern = string(args[i+1])
+		case is(args[i], "count"):
+			n, ok := c.intArg(args[i+1], "")
+			if !ok {
+				return
+			}
+			if n < 1 {
+				c.err(errSyntax)
+				return
+			}
+		case is(args[i], "type"):
+			typ = strings.ToLower(string(args[i+1]))
+		default:
+			c.err(errSyntax)
+			return
+		}
+	}
+	var keys []string
+	if typ == "" || typ == "stream" {
+		keys = c.matchKeys(pattern)
+	}
+	c.array(2)
+	c.bulk("0")
+	c.array(len(keys))
+	for _, k := range keys {
+		c.bulk(k)
+	}
+}
+
+func info(c *conn, args [][]byte) {
+	want := map[string]bool{}
+	for _, a := range args[1:] {
+		want[strings.ToLower(string(a))] = true
+	}
+	all := len(want) == 0 || want["all"] || want["everything"] || want["default"]
+	var b strings.Builder
+	if all || want["server"] {
+		port := ""
+		if _, p, ok := strings.Cut(c.srv.Addr(), "]:"); ok {
+			port = p
+		} else if i := strings.LastIndexByte(c.srv.Addr(), ':'); i >= 0 {
+			port = c.srv.Addr()[i+1:]
+		}
+		up := time.Since(c.srv.started)
+		fmt.Fprintf(&b, "# Server\r\nredis_version:%s\r\nredis_mode:standalone\r\nxstream_server:1\r\nos:%s %s\r\narch_bits:64\r\ngo_version:%s\r\nprocess_id:0\r\ntcp_port:%s\r\nuptime_in_seconds:%d\r\nuptime_in_days:%d\r\n\r\n",
+			redisVersion, runtime.GOOS, runtime.GOARCH, runtime.Version(), port, int64(up.Seconds()), int64(up.Hours()/24))
+	}
+	if all || want["stats"] {
+		fmt.Fprintf(&b, "# Stats\r\ntotal_commands_processed:%d\r\ntotal_connections_received:%d\r\n\r\n", c.srv.commands.Load(), c.srv.nextID.Load())
+	}
+	if all || want["keyspace"] {
+		b.WriteString("# Keyspace\r\n")
+		for i, db := range c.srv.dbs {
+			if n := db.Len(); n > 0 {
+				fmt.Fprintf(&b, "db%d:keys=%d,expires=0,avg_ttl=0\r\n", i, n)
+			}
+		}
+	}
+	c.bulk(b.String())
+}

@@ -1,0 +1,56 @@
+package server
+
+import "github.com/xstreamgo/xstream"
+
+// Replies of stream values.
+
+func (c *conn) id(id xstream.ID) {
+	c.scratch = id.AppendText(c.scratch[:0])
+	c.w.WriteBulk(c.scratch)
+}
+
+// entry writes [id, [field, value, ...]]; an entry without fields (its
+// message was deleted) has a null array in their place, as in Redis.
+func (c *conn) entry(e xstream.Entry) {
+	c.array(2)
+	c.id(e.ID)
+	if e.Fields == nil {
+		c.nullArray()
+		return
+	}
+	c.array(2 * len(e.Fields))
+	for _, f := range e.Fields {
+		c.bulk(f.Name)
+		c.bulk(f.Value)
+	}
+}
+
+func (c *conn) entries(es []xstream.Entry) {
+	c.array(len(es))
+	for _, e := range es {
+		c.entry(e)
+	}
+}
+
+func (c *conn) ids(es []xstream.Entry) {
+	c.array(len(es))
+	for _, e := range es {
+		c.id(e.ID)
+	}
+}
+
+func (c *conn) streamEntries(out []xstream.StreamEntries) {
+	c.array(len(out))
+	for _, se := range out {
+		c.array(2)
+		c.bulk(se.Stream)
+		c.entries(se.Entries)
+	}
+}
+
+func (c *conn) mustDB() *xstream.DB { return c.srv.dbs[c.db] }
+
+// lookupStream returns the stream called by args[i], if it exists.
+func (c *conn) lookupStream(name []byte) (*xstream.Stream, bool) {
+	return c.mustDB().Lookup(string(name))
+}

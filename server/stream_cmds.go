@@ -1,0 +1,401 @@
+package server
+
+import (
+	"errors"
+	"math"
+	"strconv"
+
+	"github.com/xstreamgo/xstream"
+)
+
+func init() {
+	register("xadd", -5, xadd)
+	register("xtrim", -4, xtrim)
+	register("xrange", -4, func(c *conn, args [][]byte) { xrange(c, args, false) })
+	register("xrevrange", -4, func(c *conn, args [][]byte) { xrange(c, args, true) })
+	register("xlen", 2, xlen)
+	register("xdel", -3, xdel)
+	register("xdelex", -5, xdelex)
+	register("xsetid", -3, xsetid)
+}
+
+// addTrimArgs are the parsed options of XADD and XTRIM.
+type addTrimArgs struct {
+	trim     xstream.TrimArgs
+	noMk     bool
+	id       parsedID
+	idGiven  bool
+	fieldPos int
+}
+
+// parseAddTrim parses the options of XADD and XTRIM as Redis's
+// streamParseAddOrTrimArgsOrReply does.
+func (c *conn) parseAddTrim(args [][]byte, xadd bool) (a addTrimArgs, ok bool) {
+	limitGiven := false
+	i := 2
+loop:
+	for ; i < len(args); i++ {
+		more := len(args) - 1 - i
+		opt := args[i]
+		switch {
+		case xadd && string(opt) == "*":
+			break loop
+		case (is(opt, "maxlen") || is(opt, "minid")) && more > 0:
+			if a.trim.Strategy != xstream.TrimNone {
+				c.err("ERR syntax error, MAXLEN and MINID options at the same time are not compatible")
+				return a, false
+			}
+			a.trim.Approx = false
+			if more >= 2 && string(args[i+1]) == "~" {
+				a.trim.Approx = true
+				i++
+			} else if more >= 2 && string(args[i+1]) == "=" {
+				i++
+			}
+			if is(opt, "maxlen") {
+				n, ok := c.intArg(args[i+1], "")
+				if !ok {
+					return a, false
+				}
+				if n < 0 {
+					c.err("ERR The MAXLEN argument must be >= 0.")
+					return a, false
+				}
+				a.trim.Strategy, a.trim.MaxLen = xstream.TrimMaxLen, n
+			} else {
+				id, ok := parseStrictID(args[i+1])
+				if !ok {
+					c.err(errInvalidID)
+					return a, false
+				}
+				a.trim.Strategy, a.trim.MinID = xstream.TrimMinID, id.String()
+			}
+			i++
+		case is(opt, "limit") && more > 0:
+			n, ok := c.intArg(args[i+1], "")
+			if !ok {
+				return a, false
+			}
+			if n < 0 {
+				c.err("ERR The LIMIT argument must be >= 0.")
+				return a, false
+			}
+			a.trim.Limit, limitGiven = n, true
+			i++
+		case xadd && is(opt, "nomkstream"):
+			a.noMk = true
+		case is(opt, "keepref"):
+			a.trim.Policy = xstream.KeepRef
+		case is(opt, "delref"):
+			a.trim.Policy = xstream.DelRef
+		case is(opt, "acked"):
+			a.trim.Policy = xstream.Acked
+		case xadd:
+			p, ok := parseID(string(opt), 0, true, true)
+			if !ok {
+				c.err(errInvalidID)
+				return a, false
+			}
+			a.id, a.idGiven = p, true
+			break loop
+		default:
+			c.err(errSyntax)
+			return a, false
+		}
+	}
+	a.fieldPos = i + 1
+	if a.trim.Limit != 0 && a.trim.Strategy == xstream.TrimNone {
+		c.err("ERR syntax error, LIMIT cannot be used without specifying a trimming strategy")
+		return a, false
+	}
+	if !xadd && a.trim.Strategy == xstream.TrimNone {
+		c.err("ERR syntax error, XTRIM must be called with a trimming strategy")
+		return a, false
+	}
+	if limitGiven {
+		if !a.trim.Approx {
+			c.err("ERR syntax error, LIMIT cannot be used without the special ~ option")
+			return a, false
+		}
+	} else if a.trim.Approx {
+		a.trim.Limit = 10000 // 100 × stream-node-max-entries, as Redis
+	}
+	return a, true
+}
+
+func xadd(c *conn, args [][]byte) {
+	a, ok := c.parseAddTrim(args, true)
+	if !ok {
+		return
+	}
+	n := len(args) - a.fieldPos
+	if n < 2 || n%2 == 1 {
+		c.err("ERR wrong number of arguments for 'xadd' command")
+		return
+	}
+	if a.idGiven && a.id.seqGiven && a.id.id.IsZero() {
+		c.err("ERR The ID specified in XADD must be greater than 0-0")
+		return
+	}
+	add := xstream.AddArgs{ID: "*", NoMkStream: a.noMk}
+	if a.idGiven {
+		if a.id.seqGiven {
+			add.ID = a.id.id.String()
+		} else {
+			add.ID = strconv.FormatUint(a.id.id.Ms, 10) + "-*"
+		}
+	}
+	// A trim that removes nothing has the zero TrimArgs but a policy.
+	if a.trim.Strategy == xstream.TrimNone {
+		a.trim = xstream.TrimArgs{}
+	}
+	add.Trim = a.trim
+	fields := make([]xstream.Field, n/2)
+	for i := range fields {
+		fields[i] = xstream.Field{Name: string(args[a.fieldPos+2*i]), Value: string(args[a.fieldPos+2*i+1])}
+	}
+	id, err := c.mustDB().Add(string(args[1]), add, fields...)
+	switch {
+	case err == nil:
+		c.id(id)
+	case errors.Is(err, xstream.ErrNoStream):
+		c.null()
+	case errors.Is(err, xstream.ErrStreamExhausted):
+		c.err("ERR The stream has exhausted the last possible ID, unable to add more items")
+	case errors.Is(err, xstream.ErrIDTooSmall):
+		c.err("ERR The ID specified in XADD is equal or smaller than the target stream top item")
+	default:
+		c.err("ERR " + err.Error())
+	}
+}
+
+func xtrim(c *conn, args [][]byte) {
+	s, ok := c.lookupStream(args[1])
+	if !ok {
+		c.int(0)
+		return
+	}
+	a, ok := c.parseAddTrim(args, false)
+	if !ok {
+		return
+	}
+	n, err := s.Trim(a.trim)
+	if err != nil {
+		c.err("ERR " + err.Error())
+		return
+	}
+	c.int(n)
+}
+
+func xrange(c *conn, args [][]byte, rev bool) {
+	startArg, endArg := args[2], args[3]
+	if rev {
+		startArg, endArg = endArg, startArg
+	}
+	lo, hi, ok := c.rangeBounds(startArg, endArg)
+	if !ok {
+		return
+	}
+	count := int64(-1)
+	for j := 4; j < len(args); j++ {
+		if is(args[j], "count") && j+1 < len(args) {
+			if count, ok = c.intArg(args[j+1], ""); !ok {
+				return
+			}
+			count = max(count, 0)
+			j++
+		} else {
+			c.err(errSyntax)
+			return
+		}
+	}
+	s, found := c.lookupStream(args[1])
+	if !found {
+		c.array(0)
+		return
+	}
+	if count == 0 {
+		c.nullArray()
+		return
+	}
+	if count < 0 || count > math.MaxInt32 {
+		count = 0
+	}
+	var es []xstream.Entry
+	var err error
+	if rev {
+		es, err = s.RevRange(hi.String(), lo.String(), int(count))
+	} else {
+		es, err = s.Range(lo.String(), hi.String(), int(count))
+	}
+	if err != nil {
+		c.err("ERR " + err.Error())
+		return
+	}
+	c.entries(es)
+}
+
+func xlen(c *conn, args [][]byte) {
+	s, ok := c.lookupStream(args[1])
+	if !ok {
+		c.int(0)
+		return
+	}
+	c.int(s.Len())
+}
+
+// strictIDs parses entry IDs, writing Redis's error on the first bad one.
+func (c *conn) strictIDs(args [][]byte) ([]string, bool) {
+	out := make([]string, len(args))
+	for i, a := range args {
+		id, ok := parseStrictID(a)
+		if !ok {
+			c.err(errInvalidID)
+			return nil, false
+		}
+		out[i] = id.String()
+	}
+	return out, true
+}
+
+func xdel(c *conn, args [][]byte) {
+	s, ok := c.lookupStream(args[1])
+	ids, valid := c.strictIDs(args[2:])
+	if !valid {
+		return
+	}
+	if !ok {
+		c.int(0)
+		return
+	}
+	n, err := s.Delete(ids...)
+	if err != nil {
+		c.err("ERR " + err.Error())
+		return
+	}
+	c.int(n)
+}
+
+// parsePolicyIDs parses "[KEEPREF | DELREF | ACKED] IDS numids id ..."
+// from args[i:], as XDELEX and XACKDEL take them.
+func (c *conn) parsePolicyIDs(args [][]byte, i int) (xstream.DeletePolicy, []string, bool) {
+	policy := xstream.KeepRef
+	if i < len(args) {
+		switch {
+		case is(args[i], "keepref"):
+			i++
+		case is(args[i], "delref"):
+			policy = xstream.DelRef
+			i++
+		case is(args[i], "acked"):
+			policy = xstream.Acked
+			i++
+		}
+	}
+	if i+1 >= len(args) || !is(args[i], "ids") {
+		c.err(errSyntax)
+		return 0, nil, false
+	}
+	n, ok := parseLL(args[i+1])
+	if !ok || n <= 0 {
+		c.err("ERR Number of IDs must be a positive integer")
+		return 0, nil, false
+	}
+	if int64(len(args)-i-2) != n {
+		c.err("ERR The `numids` parameter must match the number of arguments")
+		return 0, nil, false
+	}
+	ids, ok := c.strictIDs(args[i+2:])
+	return policy, ids, ok
+}
+
+func (c *conn) deleteResults(res []xstream.DeleteResult) {
+	c.array(len(res))
+	for _, r := range res {
+		c.int(int64(r))
+	}
+}
+
+func notFoundResults(n int) []xstream.DeleteResult {
+	out := make([]xstream.DeleteResult, n)
+	for i := range out {
+		out[i] = xstream.DeleteNotFound
+	}
+	return out
+}
+
+func xdelex(c *conn, args [][]byte) {
+	policy, ids, ok := c.parsePolicyIDs(args, 2)
+	if !ok {
+		return
+	}
+	s, found := c.lookupStream(args[1])
+	if !found {
+		c.deleteResults(notFoundResults(len(ids)))
+		return
+	}
+	res, err := s.DeleteEx(policy, ids...)
+	if err != nil {
+		c.err("ERR " + err.Error())
+		return
+	}
+	c.deleteResults(res)
+}
+
+func xsetid(c *conn, args [][]byte) {
+	last, ok := parseStrictID(args[2])
+	if !ok {
+		c.err(errInvalidID)
+		return
+	}
+	set := xstream.SetIDArgs{LastID: last.String(), EntriesAdded: -1}
+	for i := 3; i < len(args); i += 2 {
+		more := len(args) - 1 - i
+		switch {
+		case is(args[i], "entriesadded") && more > 0:
+			n, ok := c.intArg(args[i+1], "")
+			if !ok {
+				return
+			}
+			if n < 0 {
+				c.err("ERR entries_added must be positive")
+				return
+			}
+			set.EntriesAdded = n
+		case is(args[i], "maxdeletedid") && more > 0:
+			id, ok := parseStrictID(args[i+1])
+			if !ok {
+				c.err(errInvalidID)
+				return
+			}
+			if last.Less(id) {
+				c.err("ERR The ID specified in XSETID is smaller than the provided max_deleted_entry_id")
+				return
+			}
+			set.MaxDeletedID = id.String()
+		default:
+			c.err(errSyntax)
+			return
+		}
+	}
+	s, found := c.lookupStream(args[1])
+	if !found {
+		c.err(errNoKey)
+		return
+	}
+	if last.Less(s.Info().MaxDeletedEntryID) {
+		c.err("ERR The ID specified in XSETID is smaller than current max_deleted_entry_id")
+		return
+	}
+	err := s.SetID(set)
+	switch {
+	case err == nil:
+		c.ok()
+	case errors.Is(err, xstream.ErrIDTooSmall):
+		c.err("ERR The ID specified in XSETID is smaller than the target stream top item")
+	case errors.Is(err, xstream.ErrInvalidArgument):
+		c.err("ERR The entries_added specified in XSETID is smaller than the target stream length")
+	default:
+		c.err("ERR " + err.Error())
+	}
+}
