@@ -534,10 +534,15 @@ func xautoclaim(c *conn, args [][]byte) {
 		c.err(noGroupErr(args[1], args[2]))
 		return
 	}
+	existed := consumerExists(s, group, string(args[3]))
 	res, err := s.AutoClaim(group, string(args[3]), time.Duration(max(minIdle, 0))*time.Millisecond, start.String(), xstream.AutoClaimArgs{Count: int(count), JustID: justID})
 	if err != nil {
 		c.err("ERR " + err.Error())
 		return
+	}
+	if len(res.Entries) == 0 && !existed {
+		// Redis creates the consumer only when it claims something.
+		s.DeleteConsumer(group, string(args[3]))
 	}
 	c.array(3)
 	c.id(res.Next)

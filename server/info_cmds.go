@@ -99,15 +99,16 @@ func xinfoStream(c *conn, args [][]byte) {
 		return
 	}
 	full, count := false, int64(10)
+	syntax := fmt.Sprintf("ERR unknown subcommand or wrong number of arguments for '%s'. Try XINFO HELP.", args[1])
 	if len(args) > 3 {
 		if !is(args[3], "full") {
-			c.err(errSyntax)
+			c.err(syntax)
 			return
 		}
 		full = true
 		if len(args) > 4 {
 			if len(args) != 6 || !is(args[4], "count") {
-				c.err(errSyntax)
+				c.err(syntax)
 				return
 			}
 			if count, ok = c.intArg(args[5], ""); !ok {

@@ -50,11 +50,7 @@ loop:
 		case is(args[i], "streams") && more > 0:
 			streamsArg = i + 1
 			if (len(args)-streamsArg)%2 != 0 {
-				if isGroup {
-					c.err("ERR Unbalanced 'xreadgroup' list of streams: for each stream key an ID or '>' must be specified.")
-				} else {
-					c.err("ERR Unbalanced 'xread' list of streams: for each stream key an ID or '$' must be specified.")
-				}
+				c.err("ERR Unbalanced XREAD list of streams: for each stream key an ID or '$' must be specified.")
 				return
 			}
 			break loop

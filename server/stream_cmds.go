@@ -260,12 +260,12 @@ func (c *conn) strictIDs(args [][]byte) ([]string, bool) {
 
 func xdel(c *conn, args [][]byte) {
 	s, ok := c.lookupStream(args[1])
-	ids, valid := c.strictIDs(args[2:])
-	if !valid {
-		return
-	}
 	if !ok {
 		c.int(0)
+		return
+	}
+	ids, valid := c.strictIDs(args[2:])
+	if !valid {
 		return
 	}
 	n, err := s.Delete(ids...)

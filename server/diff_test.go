@@ -1,0 +1,273 @@
+package server
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// The differential tests send the same commands through go-redis to a
+// real redis-server and to the xstream server and compare the replies as
+// they came over the wire. The real server is XSTREAM_REDIS_ADDR when set;
+// otherwise TestMain starts redis-server from PATH on a free loopback port
+// and stops it by its process ID at the end. With neither, the
+// differential tests are skipped.
+
+var realAddr = os.Getenv("XSTREAM_REDIS_ADDR")
+
+func TestMain(m *testing.M) {
+	var proc *exec.Cmd
+	if realAddr == "" {
+		if path, err := exec.LookPath("redis-server"); err == nil {
+			var err error
+			proc, realAddr, err = startRedis(path)
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "starting redis-server:", err)
+				os.Exit(1)
+			}
+		}
+	}
+	code := m.Run()
+	if proc != nil {
+		proc.Process.Kill()
+		proc.Wait()
+	}
+	os.Exit(code)
+}
+
+// startRedis runs redis-server without persistence on a free loopback port
+// and returns once it accepts connections (it says so on its output).
+func startRedis(path string) (*exec.Cmd, string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, "", err
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	_, port, _ := net.SplitHostPort(addr)
+	cmd := exec.Command(path, "--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--daemonize", "no")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, "", err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, "", err
+	}
+	ready := make(chan error, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		var log []string
+		for sc.Scan() {
+			log = append(log, sc.Text())
+			if strings.Contains(sc.Text(), "Ready to accept connections") {
+				ready <- nil
+				for sc.Scan() { // keep draining so redis never blocks on its log
+				}
+				return
+			}
+		}
+		ready <- fmt.Errorf("redis-server exited: %s", strings.Join(log, "\n"))
+	}()
+	select {
+	case err := <-ready:
+		if err != nil {
+			cmd.Wait()
+			return nil, "", err
+		}
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		cmd.Wait()
+		return nil, "", fmt.Errorf("redis-server did not start within 30s")
+	}
+	return cmd, addr, nil
+}
+
+// recConn records what a client reads, so that a test sees each reply's
+// exact bytes.
+type recConn struct {
+	net.Conn
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (r *recConn) Read(p []byte) (int, error) {
+	n, err := r.Conn.Read(p)
+	r.mu.Lock()
+	r.buf.Write(p[:n])
+	r.mu.Unlock()
+	return n, err
+}
+
+func (r *recConn) take() []byte {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	b := bytes.Clone(r.buf.Bytes())
+	r.buf.Reset()
+	return b
+}
+
+// client is a go-redis client on one connection whose reads are recorded.
+type client struct {
+	rdb *redis.Client
+	rc  *recConn
+}
+
+func newClient(t testing.TB, addr string) *client {
+	c := &client{}
+	c.rdb = redis.NewClient(&redis.Options{
+		Addr:            addr,
+		Protocol:        2,
+		DisableIdentity: true,
+		PoolSize:        1,
+		MaxRetries:      -1,
+		ReadTimeout:     -1,
+		Dialer: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			var d net.Dialer
+			nc, err := d.DialContext(ctx, network, addr)
+			if err != nil {
+				return nil, err
+			}
+			c.rc = &recConn{Conn: nc}
+			return c.rc, nil
+		},
+	})
+	t.Cleanup(func() { c.rdb.Close() })
+	if err := c.rdb.Ping(context.Background()).Err(); err != nil {
+		t.Fatalf("PING %s: %v", addr, err)
+	}
+	c.rc.take()
+	return c
+}
+
+// do sends one command and returns its reply as read from the wire.
+func (c *client) do(t testing.TB, args ...string) *reply {
+	t.Helper()
+	c.rc.take()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	iargs := make([]any, len(args))
+	for i, a := range args {
+		iargs[i] = a
+	}
+	c.rdb.Do(ctx, iargs...)
+	rs, err := parseReplies(c.rc.take())
+	if err != nil || len(rs) != 1 {
+		t.Fatalf("%q: %d replies, %v", args, len(rs), err)
+	}
+	return rs[0]
+}
+
+// pair is a real Redis and an xstream server, with a client on each.
+type pair struct {
+	t      testing.TB
+	multi  bool       // the clients are in MULTI
+	queued [][]string // commands queued in MULTI
+	srv    *Server
+	real   *client
+	xs     *client
+}
+
+// newPair flushes the real Redis and starts an xstream server. It skips
+// the test when there is no real Redis.
+func newPair(t testing.TB) *pair {
+	t.Helper()
+	if realAddr == "" {
+		t.Skip("no Redis to compare with: set XSTREAM_REDIS_ADDR or put redis-server on PATH")
+	}
+	p := &pair{t: t, srv: RunT(t)}
+	p.real = newClient(t, realAddr)
+	p.xs = newClient(t, p.srv.Addr())
+	if r := p.real.do(t, "FLUSHALL"); r.s != "OK" {
+		t.Fatalf("FLUSHALL: %v", r)
+	}
+	return p
+}
+
+// do sends a command to both servers and fails the test unless the
+// replies are the same (after normalize). It returns the real reply.
+func (p *pair) do(args ...string) *reply {
+	p.t.Helper()
+	want := p.real.do(p.t, args...)
+	got := p.xs.do(p.t, args...)
+	switch {
+	case strings.EqualFold(args[0], "MULTI") && want.kind != '-':
+		p.multi = true
+	case strings.EqualFold(args[0], "EXEC") || strings.EqualFold(args[0], "DISCARD"):
+		if p.multi && want.kind == '*' {
+			for i, q := range p.queued {
+				if i < len(want.kids) {
+					p.after(q, want.kids[i])
+				}
+			}
+		}
+		p.multi, p.queued = false, nil
+	case p.multi:
+		p.queued = append(p.queued, args)
+	default:
+		p.after(args, want)
+	}
+	return p.check(args, want, got)
+}
+
+func (p *pair) check(args []string, want, got *reply) *reply {
+	p.t.Helper()
+	normalize(args, want)
+	normalize(args, got)
+	if !equalReplies(want, got) {
+		p.t.Fatalf("%q:\n  redis:   %v\n  xstream: %v", args, want, got)
+	}
+	return want
+}
+
+// after brings the real Redis 7.0 to the state Redis 7.2 would be in
+// after a command, for the differences the xstream server follows the
+// newer Redis in: XREADGROUP creates its consumer even when it reads
+// nothing.
+func (p *pair) after(args []string, want *reply) {
+	if want.kind == '-' || !strings.EqualFold(args[0], "XREADGROUP") {
+		return
+	}
+	var group, consumer string
+	streams := -1
+	for i := 1; i < len(args); i++ {
+		switch {
+		case strings.EqualFold(args[i], "GROUP") && i+2 < len(args):
+			group, consumer = args[i+1], args[i+2]
+			i += 2
+		case strings.EqualFold(args[i], "COUNT"), strings.EqualFold(args[i], "BLOCK"):
+			i++
+		case strings.EqualFold(args[i], "STREAMS"):
+			streams = i + 1
+			i = len(args)
+		}
+	}
+	if streams < 0 {
+		return
+	}
+	n := (len(args) - streams) / 2
+	for _, key := range args[streams : streams+n] {
+		p.real.do(p.t, "XGROUP", "CREATECONSUMER", key, group, consumer)
+	}
+}
+
+// script runs commands given one per line, arguments split on spaces.
+func (p *pair) script(lines string) {
+	p.t.Helper()
+	for _, line := range strings.Split(lines, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		p.do(strings.Fields(line)...)
+	}
+}
