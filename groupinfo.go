@@ -47,7 +47,7 @@ func (s *Stream) estimateDistance(id ID) int64 {
 // advanceLocked records that id, greater than the group's last delivered
 // ID, was delivered.
 func (s *Stream) advanceLocked(g *group, id ID) {
-	if g.entriesRead != entriesReadUnknown && !s.rangeHasTombstones(g.lastID) {
+	if g.entriesRead != entriesReadUnknown && !s.rangeHasTombstones(id) {
 		g.entriesRead++
 	} else if s.entriesAdded != 0 {
 		g.entriesRead = s.estimateDistance(id)
