@@ -14,9 +14,10 @@ type SetIDArgs struct {
 
 // SetID sets the stream's last generated ID and, optionally, its
 // entries-added counter and max deleted entry ID, as Redis XSETID does.
-// The new last ID may not be smaller than the max deleted entry ID (the
-// given one, else the stream's) nor than any stored entry: that is an
-// ErrIDTooSmall error. EntriesAdded may not be smaller than the stream's
+// The new last ID may not be smaller than the given max deleted entry ID
+// nor than the ID of any entry still stored, even one deleted from the end
+// of the stream (Redis 7.0 allows the latter): that is an ErrIDTooSmall
+// error. As in Redis 7.0, the stream's own max deleted ID does not bound it. EntriesAdded may not be smaller than the stream's
 // length (ErrInvalidArgument). A bad ID is an ErrInvalidID error. On error
 // nothing changes. O(1).
 func (s *Stream) SetID(args SetIDArgs) error {
@@ -38,9 +39,6 @@ func (s *Stream) SetID(args SetIDArgs) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if last.Less(s.maxDeleted) {
-		return errorf(ErrIDTooSmall, "last ID %s is smaller than the max deleted ID %s", last, s.maxDeleted)
-	}
 	if n := len(s.blocks); n > 0 && last.Less(s.blocks[n-1].last) {
 		return errorf(ErrIDTooSmall, "last ID %s is smaller than the stream's top entry %s", last, s.blocks[n-1].last)
 	}

@@ -36,7 +36,10 @@ func TestSetID(t *testing.T) {
 	require.Equal(t, ID{9, 0}, info.LastGeneratedID)
 	require.Equal(t, int64(7), info.EntriesAdded)
 	require.Equal(t, ID{5, 0}, info.MaxDeletedEntryID)
-	require.ErrorIs(t, s.SetID(SetIDArgs{LastID: "4-0", EntriesAdded: -1}), ErrIDTooSmall)
+	require.ErrorIs(t, s.SetID(SetIDArgs{LastID: "3-0", EntriesAdded: -1}), ErrIDTooSmall)
+	require.NoError(t, s.SetID(SetIDArgs{LastID: "4-0", EntriesAdded: -1}), "below the max deleted ID")
+	require.Equal(t, ID{4, 0}, s.LastID())
+	require.NoError(t, s.SetID(SetIDArgs{LastID: "9-0", EntriesAdded: -1}))
 
 	id, err := s.Add(AddArgs{}, Fields("f", "v")...)
 	require.NoError(t, err)
