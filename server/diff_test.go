@@ -25,6 +25,9 @@ import (
 
 var realAddr = os.Getenv("XSTREAM_REDIS_ADDR")
 
+// logTail is how many of the last commands a difference report shows.
+var logTail = 60
+
 func TestMain(m *testing.M) {
 	var proc *exec.Cmd
 	if realAddr == "" {
@@ -152,6 +155,15 @@ func newClient(t testing.TB, addr string) *client {
 // do sends one command and returns its reply as read from the wire.
 func (c *client) do(t testing.TB, args ...string) *reply {
 	t.Helper()
+	r, err := c.send(args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// send is do for a goroutine other than the test's.
+func (c *client) send(args ...string) (*reply, error) {
 	c.rc.take()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -162,14 +174,15 @@ func (c *client) do(t testing.TB, args ...string) *reply {
 	c.rdb.Do(ctx, iargs...)
 	rs, err := parseReplies(c.rc.take())
 	if err != nil || len(rs) != 1 {
-		t.Fatalf("%q: %d replies, %v", args, len(rs), err)
+		return nil, fmt.Errorf("%q: %d replies, %v", args, len(rs), err)
 	}
-	return rs[0]
+	return rs[0], nil
 }
 
 // pair is a real Redis and an xstream server, with a client on each.
 type pair struct {
 	t      testing.TB
+	log    [][]string // commands sent, for the report of a difference
 	multi  bool       // the clients are in MULTI
 	queued [][]string // commands queued in MULTI
 	srv    *Server
@@ -197,6 +210,7 @@ func newPair(t testing.TB) *pair {
 // replies are the same (after normalize). It returns the real reply.
 func (p *pair) do(args ...string) *reply {
 	p.t.Helper()
+	p.log = append(p.log, args)
 	want := p.real.do(p.t, args...)
 	got := p.xs.do(p.t, args...)
 	switch {
@@ -224,6 +238,9 @@ func (p *pair) check(args []string, want, got *reply) *reply {
 	normalize(args, want)
 	normalize(args, got)
 	if !equalReplies(want, got) {
+		for _, l := range p.log[max(0, len(p.log)-logTail):] {
+			p.t.Logf("  %s", strings.Join(l, " "))
+		}
 		p.t.Fatalf("%q:\n  redis:   %v\n  xstream: %v", args, want, got)
 	}
 	return want

@@ -118,6 +118,9 @@ loop:
 				return
 			}
 			id = p.String()
+			if isGroup && p == xstream.MaxID {
+				id = ">" // Redis marks ">" with the largest ID, so it reads as ">"
+			}
 		}
 		pairs = append(pairs, string(key), id)
 	}

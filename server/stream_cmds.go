@@ -383,8 +383,14 @@ func xsetid(c *conn, args [][]byte) {
 		c.err(errNoKey)
 		return
 	}
-	if last.Less(s.Info().MaxDeletedEntryID) {
-		c.err("ERR The ID specified in XSETID is smaller than current max_deleted_entry_id")
+	// Redis's order of checks; SetID checks again atomically.
+	info := s.Info()
+	switch {
+	case info.LastEntry != nil && last.Less(info.LastEntry.ID):
+		c.err("ERR The ID specified in XSETID is smaller than the target stream top item")
+		return
+	case info.Length > 0 && set.EntriesAdded >= 0 && set.EntriesAdded < info.Length:
+		c.err("ERR The entries_added specified in XSETID is smaller than the target stream length")
 		return
 	}
 	err := s.SetID(set)

@@ -1,0 +1,159 @@
+package server
+
+import (
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Blocking commands, compared with a real Redis. A test waits until both
+// servers report the reader blocked (Redis: INFO blocked_clients; xstream:
+// Stream.Blocked) before it adds, so no outcome depends on timing.
+
+type blockedCall struct {
+	args       []string
+	real, xs   chan *reply
+	realC, xsC *client
+}
+
+// block sends args on new connections to both servers and returns at
+// once; wait collects the replies.
+func (p *pair) block(args ...string) *blockedCall {
+	p.t.Helper()
+	b := &blockedCall{args: args, real: make(chan *reply, 1), xs: make(chan *reply, 1)}
+	b.realC, b.xsC = newClient(p.t, realAddr), newClient(p.t, p.srv.Addr())
+	send := func(c *client, out chan *reply) {
+		r, err := c.send(args...)
+		if err != nil {
+			r = &reply{kind: '-', s: "client: " + err.Error()}
+		}
+		out <- r
+	}
+	go send(b.realC, b.real)
+	go send(b.xsC, b.xs)
+	return b
+}
+
+// wait returns when both replies came and compares them.
+func (p *pair) wait(b *blockedCall) *reply {
+	p.t.Helper()
+	want, got := <-b.real, <-b.xs
+	p.after(b.args, want)
+	return p.check(b.args, want, got)
+}
+
+// waitBlocked returns once n clients are blocked on the key in both
+// servers.
+func (p *pair) waitBlocked(key string, n int) {
+	p.t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	want := "blocked_clients:" + itoa(n) + "\r"
+	for !strings.Contains(p.real.do(p.t, "INFO", "clients").s, want) {
+		if time.Now().After(deadline) {
+			p.t.Fatalf("redis: %d clients never blocked", n)
+		}
+	}
+	for {
+		if s, ok := p.srv.DB(0).Lookup(key); ok && s.Blocked() == n {
+			return
+		}
+		if time.Now().After(deadline) {
+			p.t.Fatalf("xstream: %d clients never blocked on %q", n, key)
+		}
+		runtime.Gosched()
+	}
+}
+
+func TestDiffBlockXRead(t *testing.T) {
+	p := newPair(t)
+	p.do("XADD", "s", "1-1", "a", "1")
+	p.do("XADD", "t", "1-1", "b", "1")
+	b := p.block("XREAD", "BLOCK", "0", "STREAMS", "s", "t", "1-1", "1-1")
+	p.waitBlocked("s", 1)
+	p.do("XADD", "t", "2-1", "c", "2")
+	p.wait(b)
+
+	b = p.block("XREAD", "COUNT", "1", "BLOCK", "100000", "STREAMS", "s", "1-1")
+	p.waitBlocked("s", 1)
+	p.do("XADD", "s", "3-1", "d", "3")
+	p.wait(b)
+
+	// A timeout with no data is a null array.
+	p.do("XREAD", "BLOCK", "1", "STREAMS", "s", "$")
+}
+
+func TestDiffBlockXReadGroup(t *testing.T) {
+	p := newPair(t)
+	p.do("XGROUP", "CREATE", "s", "g", "$", "MKSTREAM")
+	first := p.block("XREADGROUP", "GROUP", "g", "alice", "COUNT", "1", "BLOCK", "0", "STREAMS", "s", ">")
+	p.waitBlocked("s", 1)
+	second := p.block("XREADGROUP", "GROUP", "g", "bob", "COUNT", "1", "BLOCK", "0", "STREAMS", "s", ">")
+	p.waitBlocked("s", 2)
+	p.do("XADD", "s", "1-1", "a", "1")
+	p.wait(first) // first come, first served
+	p.waitBlocked("s", 1)
+	p.do("XADD", "s", "2-1", "b", "2")
+	p.wait(second)
+	p.do("XPENDING", "s", "g", "-", "+", "10")
+
+	// NOACK while blocked.
+	b := p.block("XREADGROUP", "GROUP", "g", "carol", "NOACK", "BLOCK", "0", "STREAMS", "s", ">")
+	p.waitBlocked("s", 1)
+	p.do("XADD", "s", "3-1", "c", "3")
+	p.wait(b)
+	p.do("XPENDING", "s", "g")
+
+	// A history read never blocks.
+	p.do("XREADGROUP", "GROUP", "g", "alice", "BLOCK", "0", "STREAMS", "s", "0")
+	p.do("XREADGROUP", "GROUP", "g", "alice", "BLOCK", "1", "STREAMS", "s", ">")
+	p.do("XINFO", "CONSUMERS", "s", "g")
+}
+
+func TestDiffBlockGroupDestroyed(t *testing.T) {
+	p := newPair(t)
+	p.do("XGROUP", "CREATE", "s", "g", "$", "MKSTREAM")
+	b := p.block("XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", "s", ">")
+	p.waitBlocked("s", 1)
+	p.do("XGROUP", "DESTROY", "s", "g")
+	p.wait(b)
+
+	p.do("XGROUP", "CREATE", "s", "g", "$")
+	b = p.block("XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", "s", ">")
+	p.waitBlocked("s", 1)
+	p.do("DEL", "s")
+	p.wait(b)
+}
+
+// A client that disconnects while blocked leaves nothing behind: its
+// read is no longer waiting, and the next reader gets the next entry.
+func TestBlockedClientDisconnects(t *testing.T) {
+	srv := RunT(t)
+	c := newClient(t, srv.Addr())
+	c.do(t, "XGROUP", "CREATE", "s", "g", "$", "MKSTREAM")
+	s, _ := srv.DB(0).Lookup("s")
+	for range 3 {
+		gone := newClient(t, srv.Addr())
+		done := make(chan struct{})
+		go func() {
+			gone.send("XREADGROUP", "GROUP", "g", "gone", "BLOCK", "0", "STREAMS", "s", ">")
+			close(done)
+		}()
+		for s.Blocked() != 1 {
+			runtime.Gosched()
+		}
+		gone.rc.Conn.Close()
+		<-done
+		for s.Blocked() != 0 {
+			runtime.Gosched()
+		}
+	}
+	c.do(t, "XADD", "s", "1-1", "f", "v")
+	if r := c.do(t, "XPENDING", "s", "g"); r.kids[0].n != 0 {
+		t.Fatalf("a disconnected reader took an entry: %v", r)
+	}
+	r := c.do(t, "XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", ">")
+	if got := r.String(); got != `[[$"s" [[$"1-1" [$"f" $"v"]]]]]` {
+		t.Fatalf("XREADGROUP: %s", got)
+	}
+}
