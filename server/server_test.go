@@ -1,0 +1,264 @@
+package server
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"net"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Tests of the xstream server alone: what a real Redis cannot be compared
+// with (passwords, limits, shutdown, Redis 8 commands).
+
+func expect(t *testing.T, c *client, want string, args ...string) {
+	t.Helper()
+	if got := c.do(t, args...).String(); got != want {
+		t.Fatalf("%q:\n  got  %s\n  want %s", args, got, want)
+	}
+}
+
+func TestRunTWithGoRedis(t *testing.T) {
+	srv := RunT(t)
+	ctx := context.Background()
+	// The default go-redis client asks for RESP3 and falls back to RESP2.
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	defer rdb.Close()
+	id, err := rdb.XAdd(ctx, &redis.XAddArgs{Stream: "orders", ID: "1-1", Values: []string{"item", "book"}}).Result()
+	if err != nil || id != "1-1" {
+		t.Fatalf("XAdd: %q, %v", id, err)
+	}
+	if err := rdb.XGroupCreate(ctx, "orders", "billing", "0").Err(); err != nil {
+		t.Fatal(err)
+	}
+	res, err := rdb.XReadGroup(ctx, &redis.XReadGroupArgs{Group: "billing", Consumer: "w1", Streams: []string{"orders", ">"}, Count: 10}).Result()
+	if err != nil || len(res) != 1 || len(res[0].Messages) != 1 || res[0].Messages[0].Values["item"] != "book" {
+		t.Fatalf("XReadGroup: %v, %v", res, err)
+	}
+	if n, err := rdb.XAck(ctx, "orders", "billing", "1-1").Result(); err != nil || n != 1 {
+		t.Fatalf("XAck: %d, %v", n, err)
+	}
+	if err := rdb.XGroupCreate(ctx, "orders", "billing", "0").Err(); err == nil || !strings.HasPrefix(err.Error(), "BUSYGROUP") {
+		t.Fatalf("second XGroupCreate: %v", err)
+	}
+	if _, err := rdb.Get(ctx, "k").Result(); err == nil || !strings.Contains(err.Error(), "unknown command 'get'") {
+		t.Fatalf("GET: %v", err)
+	}
+	s, ok := srv.DB(0).Lookup("orders")
+	if !ok || s.Len() != 1 {
+		t.Fatalf("DB(0) does not hold the stream")
+	}
+}
+
+func TestHelloProtocols(t *testing.T) {
+	c := newClient(t, RunT(t).Addr())
+	expect(t, c, `-"NOPROTO unsupported protocol version"`, "HELLO", "3")
+	expect(t, c, `-"NOPROTO unsupported protocol version"`, "HELLO", "1")
+	r := c.do(t, "HELLO", "2", "SETNAME", "me")
+	if len(r.kids) != 14 || r.kids[5].n != 2 {
+		t.Fatalf("HELLO 2: %v", r)
+	}
+	expect(t, c, `$"me"`, "CLIENT", "GETNAME")
+	expect(t, c, `+"OK"`, "CLIENT", "SETINFO", "LIB-NAME", "x")
+	expect(t, c, `-"ERR Unrecognized option 'foo'"`, "CLIENT", "SETINFO", "foo", "x")
+}
+
+func TestRequirePass(t *testing.T) {
+	srv := RunTWith(t, Options{Password: "s3cret"})
+	nc, err := net.Dial("tcp", srv.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	rd := bufio.NewReader(nc)
+	send := func(cmd, want string) {
+		t.Helper()
+		if _, err := nc.Write([]byte(cmd)); err != nil {
+			t.Fatal(err)
+		}
+		r, err := readReply(rd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.String() != want {
+			t.Fatalf("%q: got %s, want %s", cmd, r, want)
+		}
+	}
+	send("PING\r\n", `-"NOAUTH Authentication required."`)
+	send("XADD s 1-1 f v\r\n", `-"NOAUTH Authentication required."`)
+	send("HELLO 2\r\n", `-"NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time"`)
+	send("AUTH wrong\r\n", `-"WRONGPASS invalid username-password pair or user is disabled."`)
+	send("AUTH other s3cret\r\n", `-"WRONGPASS invalid username-password pair or user is disabled."`)
+	send("AUTH s3cret\r\n", `+"OK"`)
+	send("PING\r\n", `+"PONG"`)
+	if srv.DB(0).Len() != 0 {
+		t.Fatal("a command ran before AUTH")
+	}
+
+	// go-redis with the password: HELLO ... AUTH.
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr(), Password: "s3cret"})
+	defer rdb.Close()
+	if err := rdb.XAdd(context.Background(), &redis.XAddArgs{Stream: "s", ID: "1-1", Values: []string{"f", "v"}}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	bad := redis.NewClient(&redis.Options{Addr: srv.Addr(), Password: "nope"})
+	defer bad.Close()
+	if err := bad.Ping(context.Background()).Err(); err == nil || !strings.HasPrefix(err.Error(), "WRONGPASS") {
+		t.Fatalf("wrong password: %v", err)
+	}
+}
+
+func TestLimits(t *testing.T) {
+	srv := RunTWith(t, Options{MaxRequestBytes: 1 << 10, MaxArgs: 8, MaxReplyBytes: 4 << 10})
+	c := newClient(t, srv.Addr())
+	expect(t, c, `-"ERR too many arguments: 9, the limit is 8"`, "XADD", "s", "1-1", "a", "1", "b", "2", "c", "3")
+	expect(t, c, `$"1-1"`, "XADD", "s", "1-1", "a", "1", "b", "2")
+	for i := 2; i < 200; i++ {
+		c.do(t, "XADD", "s", itoa(i)+"-1", "field", "value")
+	}
+	expect(t, c, `:199`, "XLEN", "s")
+	r := c.do(t, "XRANGE", "s", "-", "+")
+	if r.kind != '-' || !strings.Contains(r.s, "exceeds the output limit of 4096 bytes") {
+		t.Fatalf("large reply: %v", r)
+	}
+	expect(t, c, `:199`, "XLEN", "s") // the connection still works
+
+	// A request over the limit is an error, and the connection closes.
+	nc, err := net.Dial("tcp", srv.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	big := strings.Repeat("x", 4<<10)
+	go nc.Write([]byte("*3\r\n$4\r\nECHO\r\n$" + itoa(len(big)) + "\r\n" + big + "\r\n"))
+	rd := bufio.NewReader(nc)
+	r, err = readReply(rd)
+	if err != nil || r.kind != '-' || !strings.Contains(r.s, "request larger than the limit of 1024 bytes") {
+		t.Fatalf("large request: %v, %v", r, err)
+	}
+	if _, err := readReply(rd); err == nil {
+		t.Fatal("the connection stayed open after a request over the limit")
+	}
+}
+
+func TestShutdownEndsBlockedReads(t *testing.T) {
+	srv := New(Options{})
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	c := newClient(t, srv.Addr())
+	c.do(t, "XGROUP", "CREATE", "s", "g", "$", "MKSTREAM")
+	s, _ := srv.DB(0).Lookup("s")
+	blocked := newClient(t, srv.Addr())
+	got := make(chan *reply, 1)
+	go func() {
+		r, err := blocked.send("XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", "s", ">")
+		if err != nil {
+			r = &reply{kind: '-', s: err.Error()}
+		}
+		got <- r
+	}()
+	for s.Blocked() != 1 {
+		runtime.Gosched()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := srv.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if r := <-got; r.String() != "*nil" {
+		t.Fatalf("blocked read at shutdown: %v", r)
+	}
+	if s.Blocked() != 0 {
+		t.Fatal("a reader is still registered after shutdown")
+	}
+	if _, err := net.Dial("tcp", srv.Addr()); err == nil {
+		t.Fatal("the server still accepts connections")
+	}
+	if err := srv.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Commands of Redis 7.4 and 8, which the Redis 7.0 here cannot answer.
+func TestNewerCommands(t *testing.T) {
+	now := time.UnixMilli(1_700_000_000_000) // idle times stay 0
+	c := newClient(t, RunTWith(t, Options{Clock: func() time.Time { return now }}).Addr())
+	for i := 1; i <= 5; i++ {
+		c.do(t, "XADD", "s", itoa(i)+"-0", "f", itoa(i))
+	}
+	expect(t, c, `[[$"s" [[$"5-0" [$"f" $"5"]]]]]`, "XREAD", "STREAMS", "s", "+")
+	expect(t, c, `*nil`, "XREAD", "STREAMS", "missing", "+")
+	expect(t, c, `+"OK"`, "XGROUP", "CREATE", "s", "g", "0")
+	expect(t, c, `+"OK"`, "XGROUP", "CREATE", "s", "h", "2-0")
+	c.do(t, "XREADGROUP", "GROUP", "g", "c", "COUNT", "3", "STREAMS", "s", ">")
+
+	// XDELEX: 1-0 is referenced by g (pending) and not yet read by h.
+	expect(t, c, `[:2 :-1]`, "XDELEX", "s", "ACKED", "IDS", "2", "1-0", "9-0")
+	expect(t, c, `[:1]`, "XDELEX", "s", "IDS", "1", "1-0")
+	expect(t, c, `-"ERR syntax error"`, "XDELEX", "s", "FOO", "IDS", "1", "1-0")
+	expect(t, c, `-"ERR Number of IDs must be a positive integer"`, "XDELEX", "s", "IDS", "0", "1-0")
+	expect(t, c, `-"ERR The `+"`numids`"+` parameter must match the number of arguments"`, "XDELEX", "s", "IDS", "2", "1-0")
+	expect(t, c, `-"ERR Invalid stream ID specified as stream command argument"`, "XDELEX", "s", "IDS", "1", "bad")
+	expect(t, c, `[:-1]`, "XDELEX", "missing", "IDS", "1", "1-0")
+
+	// XACKDEL with DELREF drops 2-0 from every PEL.
+	expect(t, c, `[:1]`, "XACKDEL", "s", "g", "DELREF", "IDS", "1", "2-0")
+	expect(t, c, `[:2 $"1-0" $"3-0" [[$"c" $"2"]]]`, "XPENDING", "s", "g") // KEEPREF left 1-0
+	expect(t, c, `[:-1]`, "XACKDEL", "s", "nogroup", "IDS", "1", "3-0")
+
+	// XNACK gives 3-0 back to the group: the next reader gets it first.
+	expect(t, c, `:1`, "XNACK", "s", "g", "FAIL", "IDS", "1", "3-0")
+	expect(t, c, `[[$"s" [[$"3-0" [$"f" $"3"]]]]]`, "XREADGROUP", "GROUP", "g", "d", "COUNT", "1", "STREAMS", "s", ">")
+	expect(t, c, `[[$"1-0" $"c" :0 :1] [$"3-0" $"d" :0 :2]]`, "XPENDING", "s", "g", "-", "+", "10")
+	expect(t, c, `:1`, "XNACK", "s", "g", "SILENT", "IDS", "1", "3-0", "RETRYCOUNT", "7")
+	expect(t, c, `-"ERR syntax error"`, "XNACK", "s", "g", "MAYBE", "IDS", "1", "3-0")
+	expect(t, c, `-"NOGROUP No such key 's' or consumer group 'x'"`, "XNACK", "s", "x", "FAIL", "IDS", "1", "3-0")
+
+	// Trimming with ACKED keeps what a group still needs.
+	expect(t, c, `:0`, "XTRIM", "s", "MAXLEN", "0", "ACKED")
+	expect(t, c, `:3`, "XLEN", "s")
+	expect(t, c, `:3`, "XTRIM", "s", "MAXLEN", "0", "KEEPREF")
+	expect(t, c, `$"6-0"`, "XADD", "s", "DELREF", "MAXLEN", "0", "6-0", "f", "6")
+	expect(t, c, `:0`, "XLEN", "s")
+}
+
+func TestUnknownAndArity(t *testing.T) {
+	c := newClient(t, RunT(t).Addr())
+	expect(t, c, `-"ERR unknown command 'SET', with args beginning with: 'k' 'v' "`, "SET", "k", "v")
+	expect(t, c, `-"ERR wrong number of arguments for 'xlen' command"`, "XLEN")
+	expect(t, c, `-"ERR unknown subcommand 'foo'. Try XINFO HELP."`, "XINFO", "foo")
+	expect(t, c, `-"ERR wrong number of arguments for 'xinfo|groups' command"`, "XINFO", "GROUPS")
+	expect(t, c, `:`+itoa(len(commands)), "COMMAND", "COUNT")
+	if r := c.do(t, "COMMAND", "INFO", "xadd"); len(r.kids) != 1 || r.kids[0].kids[1].n != -5 {
+		t.Fatalf("COMMAND INFO xadd: %v", r)
+	}
+	r := c.do(t, "INFO")
+	if !strings.Contains(r.s, "redis_version:") || !strings.Contains(r.s, "# Keyspace") {
+		t.Fatalf("INFO: %v", r)
+	}
+	expect(t, c, `+"OK"`, "QUIT")
+}
+
+func TestClockOption(t *testing.T) {
+	now := time.UnixMilli(1_700_000_000_000)
+	c := newClient(t, RunTWith(t, Options{Clock: func() time.Time { return now }}).Addr())
+	expect(t, c, `$"1700000000000-0"`, "XADD", "s", "*", "f", "v")
+	expect(t, c, `$"1700000000000-1"`, "XADD", "s", "*", "f", "v")
+}
+
+func TestStartFailsOnBusyAddress(t *testing.T) {
+	srv := RunT(t)
+	other := New(Options{Addr: srv.Addr()})
+	if err := other.Start(); err == nil {
+		other.Close()
+		t.Fatal("a second server started on a busy address")
+	} else if !errors.As(err, new(*net.OpError)) {
+		t.Fatalf("unexpected error: %v", err)
+	}
+}
