@@ -32,9 +32,13 @@ func TestDiffRandom(t *testing.T) {
 		}
 		return xstream.ID{}
 	}
+	checkKeys := os.Getenv("XSTREAM_DIFF_EXISTS") != ""
 	for range ops {
 		args := g.next()
 		p.do(args...)
+		if checkKeys {
+			p.do("EXISTS", "s1", "s2", "s3")
+		}
 	}
 }
 

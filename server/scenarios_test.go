@@ -166,6 +166,9 @@ func TestDiffXTrim(t *testing.T) {
 	p.script(`
 XTRIM missing MAXLEN 1
 XTRIM missing FOO
+XTRIM missing FOO 1
+XTRIM missing MINID bad
+XTRIM missing MAXLEN 1 LIMIT 5
 XTRIM missing
 `)
 	for i := 1; i <= 10; i++ {
@@ -216,7 +219,7 @@ XSETID s 20-0 MAXDELETEDID bad
 XSETID s 20-0 FOO 1
 XSETID s 20-0 ENTRIESADDED
 XADD s 20-0 a 1
-XADD s * a 1
+XADD s 20-* a 1
 XDEL s 5-1
 XSETID s -
 XSETID s +

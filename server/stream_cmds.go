@@ -170,13 +170,13 @@ func xadd(c *conn, args [][]byte) {
 }
 
 func xtrim(c *conn, args [][]byte) {
+	a, ok := c.parseAddTrim(args, false)
+	if !ok {
+		return
+	}
 	s, ok := c.lookupStream(args[1])
 	if !ok {
 		c.int(0)
-		return
-	}
-	a, ok := c.parseAddTrim(args, false)
-	if !ok {
 		return
 	}
 	n, err := s.Trim(a.trim)
