@@ -93,9 +93,13 @@ func (db *DB) Add(name string, args AddArgs, fields ...Field) (ID, error) {
 }
 
 // Remove deletes the named streams, as Redis DEL does, and returns how
-// many existed. Readers blocked in Read on a removed stream go on waiting
-// for a new stream of that name; readers blocked in ReadGroup return an
-// ErrNoStream error.
+// many existed. Readers blocked in DB.Read go on waiting for a new stream
+// of that name; readers blocked in ReadGroup return an ErrNoStream error.
+//
+// A *Stream obtained from the DB before Remove is detached, like an
+// unlinked file: it stays usable, but what is added to it is not seen
+// through the DB, and Stream.Read calls blocked on it keep waiting on it.
+// DB methods never use a removed stream.
 func (db *DB) Remove(names ...string) int {
 	db.mu.Lock()
 	defer db.mu.Unlock()

@@ -930,3 +930,27 @@ func TestClaimSeenAndActiveTimes(t *testing.T) {
 		{Name: "c", Pending: 1, Idle: time.Second, Inactive: time.Second, InactiveKnown: true},
 	}, cs)
 }
+// A group that falls behind a trim must not keep a stale entries-read
+// counter: once it has read everything its lag is 0 (Redis 7.2 rule).
+func TestLagAfterTrimPastGroup(t *testing.T) {
+	s := NewStream()
+	for i := 1; i <= 10; i++ {
+		_, err := s.Add(AddArgs{ID: strconv.Itoa(i)}, Fields("n", strconv.Itoa(i))...)
+		require.NoError(t, err)
+	}
+	require.NoError(t, s.CreateGroup("g", "0", GroupOptions{}))
+	got, err := s.ReadGroup(t.Context(), "g", "c", ">", ReadGroupArgs{Count: 3})
+	require.NoError(t, err)
+	require.Len(t, got, 3)
+	_, err = s.Trim(TrimArgs{Strategy: TrimMaxLen, MaxLen: 2})
+	require.NoError(t, err)
+	got, err = s.ReadGroup(t.Context(), "g", "c", ">", ReadGroupArgs{})
+	require.NoError(t, err)
+	require.Len(t, got, 2)
+	gs := s.Groups()
+	require.Len(t, gs, 1)
+	require.Equal(t, int64(10), gs[0].EntriesRead)
+	require.True(t, gs[0].EntriesReadKnown)
+	require.Equal(t, int64(0), gs[0].Lag)
+	require.True(t, gs[0].LagKnown)
+}
