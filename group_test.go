@@ -930,6 +930,7 @@ func TestClaimSeenAndActiveTimes(t *testing.T) {
 		{Name: "c", Pending: 1, Idle: time.Second, Inactive: time.Second, InactiveKnown: true},
 	}, cs)
 }
+
 // A group that falls behind a trim must not keep a stale entries-read
 // counter: once it has read everything its lag is 0 (Redis 7.2 rule).
 func TestLagAfterTrimPastGroup(t *testing.T) {
