@@ -22,7 +22,9 @@ type Checkpoint struct {
 // splits, merges and rescalings: it reads a child shard only after all its
 // parents were read to their end (EXPIRED parents do not hold it back),
 // and it spreads each read over the shards it may read. It is safe for
-// concurrent use; concurrent Reads deliver each record once.
+// concurrent use; concurrent Reads deliver each record once, but the order
+// of a key holds across the results of one goroutine's successive Reads,
+// not across Reads handled by different goroutines.
 type ShardReader struct {
 	ss *ShardedStream
 
