@@ -40,6 +40,14 @@ var (
 	// ErrNoStream reports an operation that needs an existing stream on a
 	// name that holds none.
 	ErrNoStream = errors.New("no such stream")
+
+	// ErrNoGroup reports a consumer group that does not exist on the
+	// stream (Redis NOGROUP); the message names the stream and the group.
+	ErrNoGroup = errors.New("NOGROUP no such consumer group")
+
+	// ErrGroupExists reports a CreateGroup of a group name the stream
+	// already has (Redis BUSYGROUP).
+	ErrGroupExists = errors.New("BUSYGROUP consumer group name already exists")
 )
 
 // errorf wraps sentinel with a message that names what was given.

@@ -13,8 +13,9 @@ type StreamInfo struct {
 	FirstEntry           *Entry
 	LastEntry            *Entry
 
-	// Entries is filled by InfoFull only.
-	Entries []Entry
+	// Entries and GroupDetails are filled by InfoFull only.
+	Entries      []Entry
+	GroupDetails []GroupDetail
 }
 
 // Info returns the stream's description. O(log N).
@@ -32,6 +33,9 @@ func (s *Stream) infoLocked() StreamInfo {
 		MaxDeletedEntryID:    s.maxDeleted,
 		EntriesAdded:         s.entriesAdded,
 		RecordedFirstEntryID: s.firstID,
+	}
+	if s.groups != nil {
+		info.Groups = s.groups.Len()
 	}
 	if s.length > 0 {
 		info.FirstEntry = s.edgeLocked(false)
@@ -51,7 +55,9 @@ func (s *Stream) edgeLocked(last bool) *Entry {
 }
 
 // InfoFull returns Info with the first count entries in Entries (count 0:
-// all of them), as XINFO STREAM FULL does. O(log N + count).
+// all of them) and the consumer groups in GroupDetails, each with up to
+// count entries of its PEL and of each consumer's PEL, as XINFO STREAM FULL
+// does. O(log N + count × (1 + G + C)).
 func (s *Stream) InfoFull(count int) (StreamInfo, error) {
 	if count < 0 {
 		return StreamInfo{}, errorf(ErrInvalidArgument, "count must be >= 0, got %d", count)
@@ -63,5 +69,6 @@ func (s *Stream) InfoFull(count int) (StreamInfo, error) {
 	defer putCollector(c)
 	s.collectRange(c, ID{}, MaxID, count, false)
 	info.Entries = c.entries()
+	info.GroupDetails = s.groupDetailsLocked(count)
 	return info, nil
 }

@@ -22,7 +22,9 @@ type Checkpoint struct {
 // splits, merges and rescalings: it reads a child shard only after all its
 // parents were read to their end (EXPIRED parents do not hold it back),
 // and it spreads each read over the shards it may read. It is safe for
-// concurrent use; concurrent Reads deliver each record once.
+// concurrent use; concurrent Reads deliver each record once, but the order
+// of a key holds across the results of one goroutine's successive Reads,
+// not across Reads handled by different goroutines.
 type ShardReader struct {
 	ss *ShardedStream
 
@@ -40,8 +42,8 @@ type ShardReader struct {
 // checkpoints (as returned by ShardReader.Checkpoints) and reads every
 // other shard from its trim horizon. It fails, changing nothing, with
 // ErrShardNotFound (a checkpoint of an unknown shard) or
-// ErrInvalidArgument (two checkpoints of one shard, or a sequence number
-// beyond its shard's last). Checkpoints of EXPIRED shards are accepted and
+// ErrInvalidArgument (two checkpoints of one shard, a sequence number
+// beyond its shard's last, or ShardEnd for an OPEN shard). Checkpoints of EXPIRED shards are accepted and
 // have no effect. O(shards + checkpoints).
 func (ss *ShardedStream) NewReader(from ...Checkpoint) (*ShardReader, error) {
 	ss.mu.RLock()
@@ -64,8 +66,12 @@ func (ss *ShardedStream) NewReader(from ...Checkpoint) (*ShardReader, error) {
 		if last.Less(cp.SequenceNumber) {
 			return nil, errorf(ErrInvalidArgument, "checkpoint %s of shard %s is beyond its last sequence number %s", cp.SequenceNumber, cp.ShardID, last)
 		}
+		if cp.ShardEnd && sh.state == ShardOpen {
+			return nil, errorf(ErrInvalidArgument, "checkpoint of shard %s says ShardEnd, but the shard is OPEN", cp.ShardID)
+		}
 		r.pos[sh.num], r.done[sh.num] = cp.SequenceNumber, cp.ShardEnd
 	}
+	r.rebuildLocked() // drop the shards the checkpoints finished
 	return r, nil
 }
 

@@ -318,3 +318,27 @@ func TestReaderSharedByGoroutines(t *testing.T) {
 	}
 	assert.Len(t, seen, total)
 }
+
+// A ShardEnd checkpoint, as a lease table stores it, finishes the shard:
+// a new reader goes straight to the children and delivers nothing of it
+// again. ShardEnd for an OPEN shard is refused.
+func TestNewReaderShardEndCheckpoint(t *testing.T) {
+	clk := newShardClock()
+	ss := newSharded(t, 1, clk)
+	w := &keyWriter{ss: ss, sent: map[string]int{}}
+	w.put(t, "a", "b", "c")
+	require.NoError(t, ss.SplitShard(shardID(0), "1000"))
+	w.put(t, "a", "b", "c")
+
+	_, err := ss.NewReader(Checkpoint{ShardID: shardID(1), ShardEnd: true})
+	require.ErrorIs(t, err, ErrInvalidArgument)
+	assert.Contains(t, err.Error(), shardID(1))
+
+	r, err := ss.NewReader(Checkpoint{ShardID: shardID(0), ShardEnd: true})
+	require.NoError(t, err)
+	rs := readAllShards(t, r, 0)
+	require.Len(t, rs, 3, "only the children's records")
+	for _, rec := range rs {
+		assert.NotEqual(t, shardID(0), rec.ShardID)
+	}
+}

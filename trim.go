@@ -18,13 +18,16 @@ const (
 // With Approx (Redis "~") trimming removes only whole storage blocks and so
 // may keep more than asked, never fewer: MaxLen 1000 with Approx keeps at
 // least 1000 entries. Limit caps the number of entries one call removes
-// (0 means no cap) and is allowed only with Approx.
+// (0 means no cap) and is allowed only with Approx. Policy says what
+// happens to consumer group references to trimmed entries (KeepRef, the
+// default, leaves them; see DeletePolicy).
 type TrimArgs struct {
 	Strategy TrimStrategy
 	MaxLen   int64  // with TrimMaxLen: the number of entries to keep, >= 0
 	MinID    string // with TrimMinID: the smallest ID to keep ("ms-seq" or "ms")
 	Approx   bool
 	Limit    int64
+	Policy   DeletePolicy
 }
 
 // trimSpec is a validated TrimArgs.
@@ -34,13 +37,17 @@ type trimSpec struct {
 	minID    ID
 	approx   bool
 	limit    int64
+	policy   DeletePolicy
 }
 
 func (t TrimArgs) parse() (trimSpec, error) {
-	spec := trimSpec{strategy: t.Strategy, maxLen: t.MaxLen, approx: t.Approx, limit: t.Limit}
+	spec := trimSpec{strategy: t.Strategy, maxLen: t.MaxLen, approx: t.Approx, limit: t.Limit, policy: t.Policy}
+	if err := t.Policy.check(); err != nil {
+		return spec, err
+	}
 	switch t.Strategy {
 	case TrimNone:
-		if t.MaxLen != 0 || t.MinID != "" || t.Approx || t.Limit != 0 {
+		if t.MaxLen != 0 || t.MinID != "" || t.Approx || t.Limit != 0 || t.Policy != KeepRef {
 			return spec, errorf(ErrTrimConflict, "trim options given without a strategy: %+v", t)
 		}
 		return spec, nil
@@ -102,7 +109,17 @@ func (s *Stream) trimLocked(spec trimSpec) int64 {
 		} else {
 			whole = b.last.Less(spec.minID)
 		}
+		if whole && s.blockReferencedLocked(spec.policy, b) {
+			whole = false
+		}
 		if whole {
+			if spec.policy == DelRef {
+				for i := range b.offs {
+					if id, flags, _ := b.at(i); flags&flagDeleted == 0 {
+						s.trimmedLocked(spec.policy, id)
+					}
+				}
+			}
 			s.length -= entries
 			deleted += entries
 			drop++
@@ -120,9 +137,13 @@ func (s *Stream) trimLocked(spec trimSpec) int64 {
 				break
 			}
 			if flags&flagDeleted == 0 {
+				if s.trimKeepsLocked(spec.policy, id) {
+					break
+				}
 				b.markDeleted(i)
 				s.length--
 				deleted++
+				s.trimmedLocked(spec.policy, id)
 			}
 		}
 		if b.live == 0 {

@@ -1,0 +1,154 @@
+package xstream
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// checkBtree verifies the tree's shape: ordered items, leaves at one depth,
+// node sizes within bounds, and the item count.
+func checkBtree[V any](t *testing.T, tr *btree[V]) []ID {
+	t.Helper()
+	var ids []ID
+	depth := -1
+	var walk func(n *btNode[V], d int, root bool)
+	walk = func(n *btNode[V], d int, root bool) {
+		require.LessOrEqual(t, len(n.items), btMaxItems)
+		if !root {
+			require.NotEmpty(t, n.items)
+		}
+		if n.leaf() {
+			if depth < 0 {
+				depth = d
+			}
+			require.Equal(t, depth, d, "leaves at one depth")
+			for _, it := range n.items {
+				ids = append(ids, it.id)
+			}
+			return
+		}
+		require.Len(t, n.kids, len(n.items)+1)
+		for i, it := range n.items {
+			walk(n.kids[i], d+1, false)
+			ids = append(ids, it.id)
+		}
+		walk(n.kids[len(n.items)], d+1, false)
+	}
+	if tr.root != nil {
+		walk(tr.root, 0, true)
+	}
+	require.True(t, slices.IsSortedFunc(ids, ID.Compare))
+	require.Len(t, ids, tr.Len())
+	return ids
+}
+
+func TestBtreeAgainstMap(t *testing.T) {
+	for _, keys := range []int{50, 500, 5000} {
+		rng := rand.New(rand.NewPCG(uint64(keys), 7))
+		var tr btree[int]
+		model := map[ID]int{}
+		for step := range 30000 {
+			id := ID{uint64(rng.IntN(keys)), uint64(rng.IntN(2))}
+			if hi, ok := tr.max(); ok && rng.IntN(3) == 0 {
+				// In-order appends and removals of the largest ID take
+				// the tree's fast paths.
+				id = hi
+				if rng.IntN(2) == 0 {
+					id = ID{hi.Ms + 1, 0}
+				}
+			}
+			switch op := rng.IntN(10); {
+			case op < 5:
+				p, added := tr.insert(id, step)
+				old, had := model[id]
+				require.Equal(t, !had, added)
+				if had {
+					require.Equal(t, old, *p)
+				} else {
+					model[id] = step
+				}
+			case op < 9:
+				v, ok := tr.delete(id)
+				old, had := model[id]
+				require.Equal(t, had, ok)
+				if had {
+					require.Equal(t, old, v)
+				}
+				delete(model, id)
+			default:
+				got, p, ok := tr.ceil(id)
+				var want ID
+				found := false
+				for k := range model {
+					if !k.Less(id) && (!found || k.Less(want)) {
+						want, found = k, true
+					}
+				}
+				require.Equal(t, found, ok)
+				if found {
+					require.Equal(t, want, got)
+					require.Equal(t, model[want], *p)
+				}
+			}
+			if step%997 == 0 {
+				ids := checkBtree(t, &tr)
+				require.Len(t, ids, len(model))
+				for _, id := range ids {
+					p := tr.get(id)
+					require.NotNil(t, p)
+					require.Equal(t, model[id], *p)
+				}
+			}
+		}
+		ids := checkBtree(t, &tr)
+		if len(ids) > 0 {
+			lo, _ := tr.min()
+			hi, _ := tr.max()
+			require.Equal(t, ids[0], lo)
+			require.Equal(t, ids[len(ids)-1], hi)
+			// ascend over a middle range
+			from, to := ids[len(ids)/4], ids[3*len(ids)/4]
+			var got []ID
+			tr.ascend(from, to, func(id ID, _ *int) bool { got = append(got, id); return true })
+			require.Equal(t, ids[len(ids)/4:3*len(ids)/4+1], got)
+		}
+		for _, id := range ids {
+			_, ok := tr.delete(id)
+			require.True(t, ok)
+		}
+		require.Empty(t, tr.root.items)
+		require.Zero(t, tr.Len())
+	}
+}
+
+func TestBtreeSequentialFill(t *testing.T) {
+	var tr btree[struct{}]
+	const n = 100000
+	for i := range n {
+		tr.insert(ID{uint64(i + 1), 0}, struct{}{})
+	}
+	checkBtree(t, &tr)
+	nodes := 0
+	var count func(n *btNode[struct{}])
+	count = func(nd *btNode[struct{}]) {
+		nodes++
+		for _, k := range nd.kids {
+			count(k)
+		}
+	}
+	count(tr.root)
+	// In-order inserts leave nodes nearly full: at most 5% more nodes
+	// than a perfectly packed tree.
+	require.Less(t, nodes, n/btMaxItems*105/100+2)
+	// Deleting from the head, as acknowledgements do, keeps the tree valid.
+	for i := range n / 2 {
+		_, ok := tr.delete(ID{uint64(i + 1), 0})
+		require.True(t, ok)
+	}
+	checkBtree(t, &tr)
+	lo, _ := tr.min()
+	require.Equal(t, ID{n/2 + 1, 0}, lo)
+}

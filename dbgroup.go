@@ -1,0 +1,139 @@
+package xstream
+
+import "context"
+
+// CreateGroup creates a consumer group on the stream called name, as
+// Stream.CreateGroup does. A missing stream is an ErrNoStream error unless
+// opts.MkStream is set: then an empty stream is created with the group
+// (Redis MKSTREAM). A failed call creates nothing.
+func (db *DB) CreateGroup(name, group, start string, opts GroupOptions) error {
+	if s, ok := db.Lookup(name); ok {
+		return s.CreateGroup(group, start, opts)
+	}
+	if !opts.MkStream {
+		return errorf(ErrNoStream, "%q: CreateGroup needs an existing stream, or MkStream to create it", name)
+	}
+	if _, _, err := (&Stream{}).parseGroupStart(start); err != nil {
+		return err
+	}
+	if _, err := opts.entriesRead(); err != nil {
+		return err
+	}
+	return db.Stream(name).CreateGroup(group, start, opts)
+}
+
+// ReadGroup reads several streams at once as consumer of group, which
+// each stream must have (Redis XREADGROUP). streamsAndIDs alternates
+// stream names and IDs, each ">" or an entry ID with the meaning it has in
+// Stream.ReadGroup. It returns, in the order given, each stream with
+// entries to deliver, and each stream read by history even when its
+// history is empty. When there is nothing, every ID is ">" and args.Block
+// is not 0, it waits as Stream.ReadGroup does, for any of the streams, and
+// returns the entries of the first stream that gets some.
+//
+// A missing stream or group fails the call with an ErrNoGroup error (that
+// also matches ErrNoStream when the stream is missing) before anything is
+// read. A group destroyed while the call reads the streams before it is
+// skipped: what was read is returned, and is pending in those streams.
+func (db *DB) ReadGroup(ctx context.Context, group, consumer string, args ReadGroupArgs, streamsAndIDs ...string) ([]StreamEntries, error) {
+	if err := args.check(); err != nil {
+		return nil, err
+	}
+	if len(streamsAndIDs) == 0 || len(streamsAndIDs)%2 != 0 {
+		return nil, errorf(ErrInvalidArgument, "ReadGroup wants stream names and IDs in pairs, got %d strings", len(streamsAndIDs))
+	}
+	n := len(streamsAndIDs) / 2
+	streams := make([]*Stream, n)
+	pos := make([]groupPos, n)
+	history := false
+	for i := range n {
+		p, err := parseGroupReadID(streamsAndIDs[2*i+1])
+		if err != nil {
+			return nil, err
+		}
+		pos[i] = p
+		history = history || p.history
+	}
+	for i := range n {
+		name := streamsAndIDs[2*i]
+		s, ok := db.Lookup(name)
+		if !ok {
+			return nil, errorf(ErrNoGroup, "%w: no stream %q for group %q", ErrNoStream, name, group)
+		}
+		s.mu.RLock()
+		_, err := s.groupLocked(group)
+		s.mu.RUnlock()
+		if err != nil {
+			return nil, err
+		}
+		streams[i] = s
+	}
+
+	var out []StreamEntries
+	for i, s := range streams {
+		now := s.nowMs()
+		s.mu.Lock()
+		g, err := s.groupLocked(group)
+		if err != nil {
+			// Destroyed since the check. Entries already read from
+			// the streams before are in their PELs; return them.
+			s.mu.Unlock()
+			if len(out) > 0 {
+				continue
+			}
+			return nil, err
+		}
+		es := s.readGroupLocked(g, consumer, pos[i], args, now)
+		s.mu.Unlock()
+		if es != nil {
+			out = append(out, StreamEntries{Stream: s.name, Entries: es})
+		}
+	}
+	if len(out) > 0 || history || args.Block == 0 {
+		return out, nil
+	}
+
+	// Wait. Register on each stream in turn; data that came meanwhile is
+	// served at once, by this call.
+	w := newGroupWaiter(consumer, args)
+	var regs []*Stream
+	for i, s := range streams {
+		s.mu.Lock()
+		if w.state.Load() != waiting {
+			s.mu.Unlock()
+			break
+		}
+		g, err := s.groupLocked(group)
+		if err == nil && s.removed {
+			err = errorf(ErrNoStream, "stream %q was removed", s.name)
+		}
+		if err != nil {
+			if w.state.CompareAndSwap(waiting, served) {
+				w.err, w.stream = err, i
+				w.ch <- struct{}{}
+			}
+			s.mu.Unlock()
+			break
+		}
+		if s.hasNewLocked(g) {
+			if w.state.CompareAndSwap(waiting, served) {
+				s.serveLocked(groupWait{w: w, g: g, idx: i}, s.nowMs())
+			}
+			s.mu.Unlock()
+			break
+		}
+		s.gwaiters = append(s.gwaiters, groupWait{w: w, g: g, idx: i})
+		regs = append(regs, s)
+		s.mu.Unlock()
+	}
+	if err := w.await(ctx, args.Block, regs); err != nil {
+		return nil, err
+	}
+	if w.err != nil {
+		return nil, w.err
+	}
+	if w.entries == nil {
+		return nil, nil
+	}
+	return []StreamEntries{{Stream: streams[w.stream].name, Entries: w.entries}}, nil
+}

@@ -1,0 +1,142 @@
+package xstream
+
+import "strconv"
+
+// Dead letters. Redis leaves it to the application to set aside entries
+// that keep failing; MoveDeadLetters does it: it copies each pending entry
+// delivered more than a limit to a dead-letter stream and acknowledges it
+// in its group.
+
+// The fields that MoveDeadLetters puts before an entry's own fields in the
+// dead-letter stream.
+const (
+	DeadLetterStreamField     = "dead-letter-stream"     // source stream name
+	DeadLetterGroupField      = "dead-letter-group"      // group
+	DeadLetterIDField         = "dead-letter-id"         // ID in the source stream
+	DeadLetterConsumerField   = "dead-letter-consumer"   // owner when moved ("" if given back by Nack)
+	DeadLetterDeliveriesField = "dead-letter-deliveries" // delivery count when moved
+)
+
+// DeadLetterArgs holds the arguments of MoveDeadLetters.
+type DeadLetterArgs struct {
+	// MaxDeliveries is the limit: pending entries delivered more times
+	// than this are moved. It must be at least 1.
+	MaxDeliveries int64
+	// To is the dead-letter stream. It must not be the source stream.
+	To *Stream
+	// Count caps the entries moved in one call; 0 means no cap.
+	Count int
+}
+
+// DeadLetter describes one entry moved by MoveDeadLetters.
+type DeadLetter struct {
+	ID         ID // in the source stream
+	DeadID     ID // in the dead-letter stream
+	Consumer   string
+	Deliveries int64
+}
+
+type deadCandidate struct {
+	id     ID
+	fields []Field
+	letter DeadLetter
+}
+
+// MoveDeadLetters moves the pending entries of group whose delivery count
+// is above args.MaxDeliveries to the stream args.To, in ID order, and
+// acknowledges them in group. Each dead letter holds the fields
+// DeadLetterStreamField, DeadLetterGroupField, DeadLetterIDField,
+// DeadLetterConsumerField and DeadLetterDeliveriesField, then the entry's
+// own fields (none when its message was deleted). It returns what it
+// moved.
+//
+// The guarantee is at least once: an entry is added to the dead-letter
+// stream before it is acknowledged, so it is never lost between the two
+// streams, but it may be both processed and dead-lettered (a consumer acks
+// it meanwhile) or dead-lettered twice (two calls at once). If an Add to
+// args.To fails, MoveDeadLetters returns that error with what it moved so
+// far; the rest stays pending. No lock is held on both streams at once.
+//
+// It fails, changing nothing, with ErrNoGroup or ErrInvalidArgument (a
+// MaxDeliveries below 1, a negative Count, a nil or same To). It scans the
+// whole PEL: O(P + moved × (log N + log P)).
+func (s *Stream) MoveDeadLetters(group string, args DeadLetterArgs) ([]DeadLetter, error) {
+	switch {
+	case args.MaxDeliveries < 1:
+		return nil, errorf(ErrInvalidArgument, "MaxDeliveries must be >= 1, got %d", args.MaxDeliveries)
+	case args.Count < 0:
+		return nil, errorf(ErrInvalidArgument, "count must be >= 0, got %d", args.Count)
+	case args.To == nil:
+		return nil, errorf(ErrInvalidArgument, "no dead-letter stream given")
+	case args.To == s:
+		return nil, errorf(ErrInvalidArgument, "the dead-letter stream %q is the source stream", s.name)
+	}
+
+	var cands []deadCandidate
+	s.mu.RLock()
+	g, err := s.groupLocked(group)
+	if err != nil {
+		s.mu.RUnlock()
+		return nil, err
+	}
+	col := getCollector()
+	g.pel.ascend(ID{}, MaxID, func(id ID, rec *nack) bool {
+		if rec.count <= args.MaxDeliveries {
+			return true
+		}
+		d := deadCandidate{id: id, letter: DeadLetter{ID: id, Deliveries: rec.count}}
+		if c := g.ownerOf(rec); c != nil {
+			d.letter.Consumer = c.name
+		}
+		if b, flags, body, ok := s.entryLocked(id); ok {
+			col.add(b, id, flags, body)
+		} else {
+			col.addDeleted(id)
+		}
+		cands = append(cands, d)
+		return args.Count == 0 || len(cands) < args.Count
+	})
+	for i, e := range col.entries() {
+		cands[i].fields = e.Fields
+	}
+	putCollector(col)
+	s.mu.RUnlock()
+
+	var moved []DeadLetter
+	for _, d := range cands {
+		fields := make([]Field, 0, 5+len(d.fields))
+		fields = append(fields,
+			Field{DeadLetterStreamField, s.name},
+			Field{DeadLetterGroupField, group},
+			Field{DeadLetterIDField, d.id.String()},
+			Field{DeadLetterConsumerField, d.letter.Consumer},
+			Field{DeadLetterDeliveriesField, strconv.FormatInt(d.letter.Deliveries, 10)},
+		)
+		fields = append(fields, d.fields...)
+		dead, err := args.To.Add(AddArgs{}, fields...)
+		if err != nil {
+			s.ackMoved(group, moved)
+			return moved, err
+		}
+		d.letter.DeadID = dead
+		moved = append(moved, d.letter)
+	}
+	s.ackMoved(group, moved)
+	return moved, nil
+}
+
+// ackMoved acknowledges dead-lettered entries that are still pending.
+func (s *Stream) ackMoved(group string, moved []DeadLetter) {
+	if len(moved) == 0 {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	g, err := s.groupLocked(group)
+	if err != nil {
+		return // destroyed meanwhile: nothing left to acknowledge
+	}
+	for _, d := range moved {
+		g.removePendingLocked(d.ID)
+	}
+}

@@ -1,0 +1,226 @@
+package xstream
+
+import "time"
+
+// Group and consumer information, and the lag of a group, computed by the
+// rules of Redis 7 (streamEstimateDistanceFromFirstEverEntry and
+// streamRangeHasTombstones in t_stream.c).
+
+// rangeHasTombstones reports whether an entry with start <= ID was deleted
+// from inside the stream, so that counting entries there is not possible.
+func (s *Stream) rangeHasTombstones(start ID) bool {
+	if s.length == 0 || s.maxDeleted.IsZero() {
+		return false
+	}
+	if s.maxDeleted.Less(s.firstID) {
+		return false
+	}
+	return !s.maxDeleted.Less(start)
+}
+
+// estimateDistance returns the number of entries added up to and including
+// id, or entriesReadUnknown when deletions make it unknowable.
+func (s *Stream) estimateDistance(id ID) int64 {
+	if s.entriesAdded == 0 {
+		return 0
+	}
+	if s.length == 0 && !s.lastID.Less(id) {
+		return s.entriesAdded
+	}
+	switch id.Compare(s.lastID) {
+	case 0:
+		return s.entriesAdded
+	case 1:
+		return entriesReadUnknown
+	}
+	if s.maxDeleted.IsZero() || s.maxDeleted.Less(s.firstID) {
+		switch id.Compare(s.firstID) {
+		case -1:
+			return s.entriesAdded - s.length
+		case 0:
+			return s.entriesAdded - s.length + 1
+		}
+	}
+	return entriesReadUnknown
+}
+
+// counterValidLocked reports whether the group's entries-read counter can
+// be trusted: it is known, the group has not fallen behind the stream's
+// first entry (trimming past the group's last delivered ID makes the
+// counter stale), and no entry after the group's last delivered ID was
+// deleted. The trim condition is Redis 7.2's; Redis 7.0 lacks it and
+// reports a lag that never reaches 0 after such a trim.
+func (s *Stream) counterValidLocked(g *group) bool {
+	return g.entriesRead != entriesReadUnknown && !g.lastID.Less(s.firstID) && !s.rangeHasTombstones(g.lastID)
+}
+
+// advanceLocked records that id, greater than the group's last delivered
+// ID, was delivered.
+func (s *Stream) advanceLocked(g *group, id ID) {
+	if s.counterValidLocked(g) {
+		g.entriesRead++
+	} else if s.entriesAdded != 0 {
+		g.entriesRead = s.estimateDistance(id)
+	}
+	g.lastID = id
+}
+
+// lagLocked returns the group's lag and whether it is known.
+func (s *Stream) lagLocked(g *group) (int64, bool) {
+	if s.entriesAdded == 0 {
+		return 0, true
+	}
+	if s.counterValidLocked(g) {
+		return s.entriesAdded - g.entriesRead, true
+	}
+	if read := s.estimateDistance(g.lastID); read != entriesReadUnknown {
+		return s.entriesAdded - read, true
+	}
+	return 0, false
+}
+
+// GroupInfo describes a consumer group, with the fields of Redis's XINFO
+// GROUPS.
+type GroupInfo struct {
+	Name            string
+	Consumers       int
+	Pending         int64 // entries in the group's PEL
+	LastDeliveredID ID
+	// EntriesRead counts the entries delivered to the group, when
+	// EntriesReadKnown.
+	EntriesRead      int64
+	EntriesReadKnown bool
+	// Lag is the number of entries not yet delivered to the group, when
+	// LagKnown. It is unknown (not zero) when deletions inside the
+	// stream make it impossible to count, as in Redis 7.
+	Lag      int64
+	LagKnown bool
+}
+
+func (s *Stream) groupInfoLocked(g *group) GroupInfo {
+	info := GroupInfo{
+		Name:            g.name,
+		Consumers:       g.consumers.Len(),
+		Pending:         int64(g.pel.Len()),
+		LastDeliveredID: g.lastID,
+	}
+	if g.entriesRead != entriesReadUnknown {
+		info.EntriesRead, info.EntriesReadKnown = g.entriesRead, true
+	}
+	info.Lag, info.LagKnown = s.lagLocked(g)
+	return info
+}
+
+// Groups describes the stream's consumer groups in name order (Redis XINFO
+// GROUPS). O(G).
+func (s *Stream) Groups() []GroupInfo {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	var out []GroupInfo
+	s.eachGroupLocked(func(g *group) { out = append(out, s.groupInfoLocked(g)) })
+	return out
+}
+
+func (s *Stream) eachGroupLocked(fn func(*group)) {
+	if s.groups == nil {
+		return
+	}
+	s.groups.Walk(func(_ string, v any) bool {
+		fn(v.(*group))
+		return false
+	})
+}
+
+func eachConsumer(g *group, fn func(*consumer)) {
+	g.consumers.Walk(func(_ string, v any) bool {
+		fn(v.(*consumer))
+		return false
+	})
+}
+
+// ConsumerInfo describes a consumer of a group, with the fields of Redis's
+// XINFO CONSUMERS.
+type ConsumerInfo struct {
+	Name    string
+	Pending int64         // entries it owns in the group's PEL
+	Idle    time.Duration // since its last attempted read or claim
+	// Inactive is the time since its last successful read or claim (one
+	// that delivered or claimed entries), when InactiveKnown; a consumer
+	// that never had one has InactiveKnown false (Redis: -1).
+	Inactive      time.Duration
+	InactiveKnown bool
+}
+
+func consumerInfo(c *consumer, now int64) ConsumerInfo {
+	info := ConsumerInfo{
+		Name:    c.name,
+		Pending: int64(c.pel.Len()),
+		Idle:    msDuration(now - c.seenMs),
+	}
+	if c.activeMs >= 0 {
+		info.Inactive, info.InactiveKnown = msDuration(now-c.activeMs), true
+	}
+	return info
+}
+
+// msDuration converts a difference of Unix milliseconds to a Duration; a
+// clock that went back gives 0.
+func msDuration(ms int64) time.Duration {
+	if ms < 0 {
+		ms = 0
+	}
+	return time.Duration(ms) * time.Millisecond
+}
+
+// Consumers describes the consumers of group in name order (Redis XINFO
+// CONSUMERS). Idle times come from the stream's clock. It fails with
+// ErrNoGroup. O(C).
+func (s *Stream) Consumers(group string) ([]ConsumerInfo, error) {
+	now := s.nowMs()
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	g, err := s.groupLocked(group)
+	if err != nil {
+		return nil, err
+	}
+	var out []ConsumerInfo
+	eachConsumer(g, func(c *consumer) { out = append(out, consumerInfo(c, now)) })
+	return out, nil
+}
+
+// GroupDetail is a group as InfoFull lists it (Redis XINFO STREAM FULL):
+// its description, its PEL and its consumers with their PELs.
+type GroupDetail struct {
+	GroupInfo
+	PEL       []PendingEntry
+	Consumers []ConsumerDetail
+}
+
+// ConsumerDetail is a consumer as InfoFull lists it.
+type ConsumerDetail struct {
+	ConsumerInfo
+	SeenTime   time.Time // last attempted read or claim
+	ActiveTime time.Time // last successful one; zero when never
+	PEL        []PendingEntry
+}
+
+// groupDetailsLocked lists the groups for InfoFull; count caps each PEL
+// listed (0: no cap).
+func (s *Stream) groupDetailsLocked(count int) []GroupDetail {
+	now := s.nowMs()
+	var out []GroupDetail
+	s.eachGroupLocked(func(g *group) {
+		d := GroupDetail{GroupInfo: s.groupInfoLocked(g)}
+		d.PEL = pendingRows(g, ID{}, MaxID, count, nil, 0, now)
+		eachConsumer(g, func(c *consumer) {
+			cd := ConsumerDetail{ConsumerInfo: consumerInfo(c, now), SeenTime: time.UnixMilli(c.seenMs)}
+			if c.activeMs >= 0 {
+				cd.ActiveTime = time.UnixMilli(c.activeMs)
+			}
+			cd.PEL = pendingRows(g, ID{}, MaxID, count, c, 0, now)
+			d.Consumers = append(d.Consumers, cd)
+		})
+		out = append(out, d)
+	})
+	return out
+}

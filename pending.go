@@ -1,0 +1,519 @@
+package xstream
+
+import (
+	"math"
+	"slices"
+	"time"
+)
+
+// parseIDs parses entry IDs ("ms-seq" or "ms"); the first bad one fails
+// the whole list.
+func parseIDs(ids []string) ([]ID, error) {
+	out := make([]ID, len(ids))
+	for i, str := range ids {
+		id, err := ParseID(str)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = id
+	}
+	return out, nil
+}
+
+func checkDuration(name string, d time.Duration) error {
+	if d < 0 {
+		return errorf(ErrInvalidArgument, "%s must be >= 0, got %s", name, d)
+	}
+	return nil
+}
+
+// Ack acknowledges pending entries of group (Redis XACK): it removes them
+// from the group's PEL and their consumer's, and returns how many were
+// pending. IDs are "ms-seq" or "ms"; one bad ID fails the whole call
+// (ErrInvalidID) before anything is acknowledged. It fails with ErrNoGroup.
+// O(log P) per ID.
+func (s *Stream) Ack(group string, ids ...string) (int64, error) {
+	parsed, err := parseIDs(ids)
+	if err != nil {
+		return 0, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.ackLocked(group, parsed)
+}
+
+// AckIDs is Ack for IDs already parsed, such as those of entries that
+// ReadGroup returned: it saves formatting and parsing them. O(log P) per
+// ID.
+func (s *Stream) AckIDs(group string, ids ...ID) (int64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.ackLocked(group, ids)
+}
+
+func (s *Stream) ackLocked(group string, ids []ID) (int64, error) {
+	g, err := s.groupLocked(group)
+	if err != nil {
+		return 0, err
+	}
+	var n int64
+	if slices.IsSortedFunc(ids, ID.Compare) {
+		// Removing the largest IDs first takes items off the ends of the
+		// B-tree's nodes instead of shifting them: the usual batch of
+		// acknowledgements comes sorted.
+		for _, id := range slices.Backward(ids) {
+			if g.removePendingLocked(id) {
+				n++
+			}
+		}
+		return n, nil
+	}
+	for _, id := range ids {
+		if g.removePendingLocked(id) {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// PendingSummary is the short form of Pending (Redis XPENDING without a
+// range).
+type PendingSummary struct {
+	Count           int64 // entries in the group's PEL
+	Lowest, Highest ID    // smallest and largest pending IDs; 0-0 when none
+	// Consumers lists the consumers with at least one pending entry and
+	// how many they have, in name order.
+	Consumers []ConsumerPending
+}
+
+// ConsumerPending is one consumer's line of a PendingSummary.
+type ConsumerPending struct {
+	Name  string
+	Count int64
+}
+
+// Pending summarizes the PEL of group: its size, its smallest and largest
+// IDs and the consumers with pending entries. It fails with ErrNoGroup.
+// O(log P + C).
+func (s *Stream) Pending(group string) (PendingSummary, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	g, err := s.groupLocked(group)
+	if err != nil {
+		return PendingSummary{}, err
+	}
+	sum := PendingSummary{Count: int64(g.pel.Len())}
+	if sum.Count == 0 {
+		return sum, nil
+	}
+	sum.Lowest, _ = g.pel.min()
+	sum.Highest, _ = g.pel.max()
+	eachConsumer(g, func(c *consumer) {
+		if n := c.pel.Len(); n > 0 {
+			sum.Consumers = append(sum.Consumers, ConsumerPending{c.name, int64(n)})
+		}
+	})
+	return sum, nil
+}
+
+// PendingArgs selects the rows of PendingRange.
+type PendingArgs struct {
+	// Start and End bound the IDs as in Range: "-", "+", "ms-seq", a bare
+	// "ms", or "(ID" for an exclusive bound. "" means "-" and "+".
+	Start, End string
+	// Count caps the rows; 0 means no cap.
+	Count int
+	// Consumer, when not "", lists only that consumer's entries.
+	Consumer string
+	// MinIdle, when not 0, lists only entries idle at least that long.
+	MinIdle time.Duration
+}
+
+// PendingEntry is one pending entry of a group.
+type PendingEntry struct {
+	ID ID
+	// Consumer owns the entry; "" for an entry given back by Nack.
+	Consumer   string
+	Idle       time.Duration // since the last delivery
+	Deliveries int64         // times delivered
+}
+
+// PendingRange lists pending entries of group in ID order (Redis XPENDING
+// with a range). Unlike Redis, a Count of 0 means no cap (Redis returns
+// nothing). It fails with ErrNoGroup, ErrInvalidID or ErrInvalidArgument.
+// O(log P + rows), or O(log P + entries scanned) with MinIdle.
+func (s *Stream) PendingRange(group string, args PendingArgs) ([]PendingEntry, error) {
+	if args.Count < 0 {
+		return nil, errorf(ErrInvalidArgument, "count must be >= 0, got %d", args.Count)
+	}
+	if err := checkDuration("MinIdle", args.MinIdle); err != nil {
+		return nil, err
+	}
+	start, end := args.Start, args.End
+	if start == "" {
+		start = "-"
+	}
+	if end == "" {
+		end = "+"
+	}
+	lo, hi, empty, err := parseRange(start, end)
+	if err != nil {
+		return nil, err
+	}
+	now := s.nowMs()
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	g, err := s.groupLocked(group)
+	if err != nil || empty {
+		return nil, err
+	}
+	var c *consumer
+	if args.Consumer != "" {
+		v, ok := g.consumers.Get(args.Consumer)
+		if !ok {
+			return nil, nil
+		}
+		c = v.(*consumer)
+	}
+	return pendingRows(g, lo, hi, args.Count, c, args.MinIdle.Milliseconds(), now), nil
+}
+
+// pendingRows lists the PEL of g (or of its consumer c) within [lo, hi].
+func pendingRows(g *group, lo, hi ID, count int, c *consumer, minIdleMs, now int64) []PendingEntry {
+	var out []PendingEntry
+	if count > 0 {
+		out = make([]PendingEntry, 0, min(count, g.pel.Len()))
+	}
+	row := func(id ID, rec *nack) bool {
+		if minIdleMs > 0 && now-rec.deliveryMs < minIdleMs {
+			return true
+		}
+		e := PendingEntry{ID: id, Idle: msDuration(now - rec.deliveryMs), Deliveries: rec.count}
+		if c := g.ownerOf(rec); c != nil {
+			e.Consumer = c.name
+		}
+		out = append(out, e)
+		return count == 0 || len(out) < count
+	}
+	if c == nil {
+		g.pel.ascend(lo, hi, row)
+		return out
+	}
+	c.pel.ascend(lo, hi, func(id ID, _ *struct{}) bool {
+		return row(id, g.pel.get(id))
+	})
+	return out
+}
+
+// ClaimArgs holds the options of Claim, as in Redis XCLAIM.
+type ClaimArgs struct {
+	// Idle sets the idle time of the claimed entries (IDLE) instead of 0.
+	Idle time.Duration
+	// Time sets their last delivery time (TIME) instead of now; a time in
+	// the future counts as now, as in Redis. Idle and Time exclude each
+	// other.
+	Time time.Time
+	// RetryCount, when not nil, sets their delivery count (RETRYCOUNT)
+	// instead of adding one.
+	RetryCount *int64
+	// Force creates the pending entry of an ID that is in the stream but
+	// not pending (FORCE).
+	Force bool
+	// JustID returns the claimed IDs only, without fields, and leaves
+	// the delivery count alone (JUSTID).
+	JustID bool
+	// LastID, when not "", raises the group's last delivered ID to it
+	// (LASTID).
+	LastID string
+}
+
+// claimLocked moves the pending record rec of id to c.
+func (g *group) claimLocked(id ID, rec *nack, c *consumer, deliveryMs int64, retry *int64, justID bool) {
+	if rec.owner != c.num {
+		if old := g.ownerOf(rec); old != nil {
+			old.pel.delete(id)
+		} else {
+			g.released.delete(id)
+		}
+		c.pel.insert(id, struct{}{})
+		rec.owner = c.num
+	}
+	rec.deliveryMs = deliveryMs
+	switch {
+	case retry != nil:
+		rec.count = *retry
+	case !justID && rec.count < math.MaxInt64:
+		rec.count++
+	}
+}
+
+// Claim gives consumer the ownership of pending entries of group that
+// have been idle at least minIdle (Redis XCLAIM); the consumer is created
+// if needed. A claimed entry's idle time restarts and its delivery count
+// goes up by one (see ClaimArgs for the options). An ID not pending is
+// skipped (unless args.Force); a pending entry whose message was deleted
+// is removed from the PEL and not returned; an entry given back by Nack is
+// claimed whatever its idle time. It returns the claimed entries (with
+// args.JustID, their IDs only). It fails, changing nothing, with
+// ErrNoGroup, ErrInvalidID or ErrInvalidArgument (a negative duration or
+// count, no IDs, or both Idle and Time). O(log P + log N) per ID.
+func (s *Stream) Claim(group, consumer string, minIdle time.Duration, ids []string, args ClaimArgs) ([]Entry, error) {
+	if err := checkDuration("min idle", minIdle); err != nil {
+		return nil, err
+	}
+	if len(ids) == 0 {
+		return nil, errorf(ErrInvalidArgument, "Claim needs at least one ID")
+	}
+	parsed, err := parseIDs(ids)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkDuration("Idle", args.Idle); err != nil {
+		return nil, err
+	}
+	if args.Idle != 0 && !args.Time.IsZero() {
+		return nil, errorf(ErrInvalidArgument, "Idle (%s) and Time (%s) given together", args.Idle, args.Time)
+	}
+	if args.RetryCount != nil && *args.RetryCount < 0 {
+		return nil, errorf(ErrInvalidArgument, "RetryCount must be >= 0, got %d", *args.RetryCount)
+	}
+	var lastID ID
+	if args.LastID != "" {
+		if lastID, err = ParseID(args.LastID); err != nil {
+			return nil, err
+		}
+	}
+	now := s.nowMs()
+	delivery := now - args.Idle.Milliseconds()
+	if !args.Time.IsZero() {
+		delivery = args.Time.UnixMilli()
+	}
+	if delivery < 0 || delivery > now {
+		delivery = now
+	}
+	minMs := minIdle.Milliseconds()
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	g, err := s.groupLocked(group)
+	if err != nil {
+		return nil, err
+	}
+	if g.lastID.Less(lastID) {
+		g.lastID = lastID
+	}
+	c, _ := g.consumerLocked(consumer)
+	c.seenMs = now
+	col := getCollector()
+	defer putCollector(col)
+	for _, id := range parsed {
+		rec := g.pel.get(id)
+		b, flags, body, ok := s.entryLocked(id)
+		if !ok {
+			if rec != nil {
+				g.removePendingLocked(id)
+			}
+			continue
+		}
+		if rec == nil {
+			if !args.Force {
+				continue
+			}
+			rec, _ = g.pel.insert(id, nack{deliveryMs: now, count: 1})
+		} else if rec.owner != 0 && minMs > 0 && now-rec.deliveryMs < minMs {
+			continue
+		}
+		g.claimLocked(id, rec, c, delivery, args.RetryCount, args.JustID)
+		if args.JustID {
+			col.addDeleted(id)
+		} else {
+			col.add(b, id, flags, body)
+		}
+		c.activeMs = now
+	}
+	return col.entries(), nil
+}
+
+// AutoClaimArgs holds the options of AutoClaim.
+type AutoClaimArgs struct {
+	// Count caps the entries claimed (and deleted ones reported) in one
+	// call; 0 means 100, Redis's default.
+	Count int
+	// JustID returns IDs only and leaves delivery counts alone.
+	JustID bool
+}
+
+// AutoClaimResult is the result of AutoClaim.
+type AutoClaimResult struct {
+	// Next is the cursor for the next call: 0-0 when the scan reached the
+	// end of the PEL.
+	Next ID
+	// Entries are the claimed entries (IDs only with JustID).
+	Entries []Entry
+	// Deleted lists pending IDs whose message no longer exists; they were
+	// removed from the PEL.
+	Deleted []ID
+}
+
+// autoClaimMaxCount bounds AutoClaimArgs.Count, as Redis does.
+const autoClaimMaxCount = math.MaxInt64 / 10
+
+// AutoClaim scans the PEL of group from start and gives consumer the
+// entries idle at least minIdle, like Claim (Redis XAUTOCLAIM). start is an
+// ID, "-", or "(ID" for an exclusive start. It claims up to args.Count
+// entries, examines at most 10 times that many, and returns the cursor to
+// continue from. Pending entries whose message is gone are removed from
+// the PEL and reported in Deleted; they count toward args.Count. It fails,
+// changing nothing, with ErrNoGroup, ErrInvalidID or ErrInvalidArgument.
+// O((log P + log N) × entries examined).
+func (s *Stream) AutoClaim(group, consumer string, minIdle time.Duration, start string, args AutoClaimArgs) (AutoClaimResult, error) {
+	var res AutoClaimResult
+	if err := checkDuration("min idle", minIdle); err != nil {
+		return res, err
+	}
+	count := args.Count
+	if count < 0 || count > autoClaimMaxCount {
+		return res, errorf(ErrInvalidArgument, "count must be between 0 and %d, got %d", autoClaimMaxCount, count)
+	}
+	if count == 0 {
+		count = 100
+	}
+	cur, err := parseBound(start, false)
+	if err != nil {
+		return res, err
+	}
+	now := s.nowMs()
+	minMs := minIdle.Milliseconds()
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	g, err := s.groupLocked(group)
+	if err != nil {
+		return res, err
+	}
+	c, _ := g.consumerLocked(consumer)
+	c.seenMs = now
+	col := getCollector()
+	defer putCollector(col)
+	attempts := count * 10
+	end := false
+	for attempts > 0 && count > 0 {
+		id, rec, ok := g.pel.ceil(cur)
+		if !ok {
+			end = true
+			break
+		}
+		attempts--
+		next, more := id.Next()
+		if b, flags, body, ok := s.entryLocked(id); !ok {
+			g.removePendingLocked(id)
+			res.Deleted = append(res.Deleted, id)
+			count--
+		} else if rec.owner == 0 || minMs == 0 || now-rec.deliveryMs >= minMs {
+			g.claimLocked(id, rec, c, now, nil, args.JustID)
+			if args.JustID {
+				col.addDeleted(id)
+			} else {
+				col.add(b, id, flags, body)
+			}
+			c.activeMs = now
+			count--
+		}
+		if !more {
+			end = true
+			break
+		}
+		cur = next
+	}
+	if !end {
+		if id, _, ok := g.pel.ceil(cur); ok {
+			res.Next = id
+		}
+	}
+	res.Entries = col.entries()
+	return res, nil
+}
+
+// NackMode says what Nack does to the delivery count of the entries it
+// gives back (Redis 8.8 XNACK).
+type NackMode uint8
+
+const (
+	// NackSilent takes one off the delivery count, as if the last
+	// delivery did not happen (SILENT): for a graceful shutdown or a
+	// failure of the consumer itself.
+	NackSilent NackMode = iota + 1
+	// NackFail leaves the delivery count as it is (FAIL).
+	NackFail
+	// NackFatal sets the delivery count to its maximum, math.MaxInt64
+	// (FATAL): for a message that must not be processed again.
+	NackFatal
+)
+
+// NackArgs holds the options of Nack.
+type NackArgs struct {
+	// RetryCount, when not nil, sets the delivery count instead of what
+	// the mode says (RETRYCOUNT).
+	RetryCount *int64
+	// Force gives back an ID that is in the stream but not pending,
+	// creating its pending entry (FORCE).
+	Force bool
+}
+
+// Nack gives pending entries of group back to the group without
+// acknowledging them (Redis 8.8 XNACK). They stay in the group's PEL with
+// no owner and are delivered again at once: the next ReadGroup ">" of any
+// consumer delivers them before new entries, and Claim and AutoClaim take
+// them whatever their idle time. It returns how many entries it gave back;
+// IDs that are not pending (or already given back) are skipped. Blocked
+// readers of the group are served. It fails, changing nothing, with
+// ErrNoGroup, ErrInvalidID or ErrInvalidArgument (unknown mode, negative
+// RetryCount). O(log P) per ID.
+func (s *Stream) Nack(group string, mode NackMode, ids []string, args NackArgs) (int64, error) {
+	if mode < NackSilent || mode > NackFatal {
+		return 0, errorf(ErrInvalidArgument, "unknown NackMode %d", mode)
+	}
+	if args.RetryCount != nil && *args.RetryCount < 0 {
+		return 0, errorf(ErrInvalidArgument, "RetryCount must be >= 0, got %d", *args.RetryCount)
+	}
+	parsed, err := parseIDs(ids)
+	if err != nil {
+		return 0, err
+	}
+	now := s.nowMs()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	g, err := s.groupLocked(group)
+	if err != nil {
+		return 0, err
+	}
+	var n int64
+	for _, id := range parsed {
+		rec := g.pel.get(id)
+		if rec == nil {
+			if _, _, _, ok := s.entryLocked(id); !ok || !args.Force {
+				continue
+			}
+			rec, _ = g.pel.insert(id, nack{deliveryMs: now})
+		} else if rec.owner == 0 {
+			continue
+		} else {
+			g.ownerOf(rec).pel.delete(id)
+			rec.owner = 0
+		}
+		g.released.insert(id, struct{}{})
+		switch {
+		case args.RetryCount != nil:
+			rec.count = *args.RetryCount
+		case mode == NackSilent && rec.count > 0:
+			rec.count--
+		case mode == NackFatal:
+			rec.count = math.MaxInt64
+		}
+		n++
+	}
+	if n > 0 {
+		s.serveGroupWaitersLocked()
+	}
+	return n, nil
+}

@@ -1,0 +1,373 @@
+package xstream
+
+import (
+	"context"
+	"math"
+	"sync/atomic"
+	"time"
+)
+
+// ReadGroupArgs holds the options of ReadGroup.
+type ReadGroupArgs struct {
+	// Count caps the entries returned per stream; 0 means no cap.
+	Count int
+	// Block is how long a ">" read waits when there is nothing to
+	// deliver: 0 returns at once, BlockForever (any negative value)
+	// waits until the context is done. History reads never wait.
+	Block time.Duration
+	// NoAck delivers entries without putting them in the PEL, as if they
+	// were acknowledged at once (Redis NOACK).
+	NoAck bool
+}
+
+func (a ReadGroupArgs) check() error {
+	if a.Count < 0 {
+		return errorf(ErrInvalidArgument, "count must be >= 0, got %d", a.Count)
+	}
+	return nil
+}
+
+// groupPos is the ID argument of ReadGroup: ">" or a history position.
+type groupPos struct {
+	history bool
+	after   ID
+}
+
+func parseGroupReadID(s string) (groupPos, error) {
+	switch s {
+	case ">":
+		return groupPos{}, nil
+	case "$", "+":
+		return groupPos{}, errorf(ErrInvalidID, "%q is meaningless in ReadGroup: use \">\" for new entries or an ID for the consumer's history", s)
+	}
+	id, err := ParseID(s)
+	return groupPos{history: true, after: id}, err
+}
+
+// entryLocked locates the live entry id.
+func (s *Stream) entryLocked(id ID) (b *block, flags byte, body int, ok bool) {
+	bi := s.blockFor(id)
+	if bi < 0 {
+		return nil, 0, 0, false
+	}
+	b = s.blocks[bi]
+	i := b.search(id)
+	if i == len(b.offs) {
+		return nil, 0, 0, false
+	}
+	eid, flags, body := b.at(i)
+	if eid != id || flags&flagDeleted != 0 {
+		return nil, 0, 0, false
+	}
+	return b, flags, body, true
+}
+
+// readGroupLocked serves one stream of a ReadGroup call. A ">" read with
+// nothing to deliver returns nil; a history read returns a non-nil slice.
+func (s *Stream) readGroupLocked(g *group, consumer string, p groupPos, args ReadGroupArgs, now int64) []Entry {
+	c, _ := g.consumerLocked(consumer)
+	c.seenMs = now
+	if p.history {
+		return s.historyLocked(g, c, p.after, args.Count, now)
+	}
+	return s.deliverLocked(g, c, args.Count, args.NoAck, now)
+}
+
+// deliverLocked delivers to c first the entries given back to the group by
+// Nack, then entries after the group's last delivered ID, count at most
+// (0: all).
+func (s *Stream) deliverLocked(g *group, c *consumer, count int, noack bool, now int64) []Entry {
+	col := getCollector()
+	defer putCollector(col)
+	more := func() bool { return count == 0 || len(col.ids) < count }
+	for g.released.Len() > 0 && more() {
+		id, _ := g.released.min()
+		if g.lastID.Less(id) {
+			break // not delivered yet (Nack with Force): the scan below takes it
+		}
+		g.released.delete(id)
+		b, flags, body, ok := s.entryLocked(id)
+		if !ok || noack {
+			g.pel.delete(id) // message gone, or delivered without a PEL entry
+			if ok {
+				col.add(b, id, flags, body)
+			}
+			continue
+		}
+		col.add(b, id, flags, body)
+		rec := g.pel.get(id)
+		rec.owner, rec.deliveryMs = c.num, now
+		if rec.count < math.MaxInt64 {
+			rec.count++
+		}
+		c.pel.insert(id, struct{}{})
+	}
+	if lo, ok := g.lastID.Next(); ok && more() && g.lastID.Less(s.lastID) {
+		s.walk(lo, MaxID, false, func(b *block, id ID, flags byte, body int) bool {
+			col.add(b, id, flags, body)
+			s.advanceLocked(g, id)
+			if !noack {
+				rec, added := g.pel.insert(id, nack{deliveryMs: now, count: 1, owner: c.num})
+				if !added {
+					// Pending already: SetGroupID moved the group back.
+					if old := g.ownerOf(rec); old != nil {
+						old.pel.delete(id)
+					} else {
+						g.released.delete(id)
+					}
+					*rec = nack{deliveryMs: now, count: 1, owner: c.num}
+				}
+				c.pel.insert(id, struct{}{})
+			}
+			return more()
+		})
+	}
+	if len(col.ids) > 0 && !noack {
+		c.activeMs = now
+	}
+	return col.entries()
+}
+
+// hasNewLocked reports whether a ">" read of g would deliver an entry. It
+// drops from the PEL released entries whose message is gone.
+func (s *Stream) hasNewLocked(g *group) bool {
+	for g.released.Len() > 0 {
+		id, _ := g.released.min()
+		if _, _, _, ok := s.entryLocked(id); ok {
+			return true
+		}
+		g.released.delete(id)
+		g.pel.delete(id)
+	}
+	lo, ok := g.lastID.Next()
+	if !ok || !g.lastID.Less(s.lastID) {
+		return false
+	}
+	found := false
+	s.walk(lo, MaxID, false, func(*block, ID, byte, int) bool {
+		found = true
+		return false
+	})
+	return found
+}
+
+// historyLocked returns c's pending entries after after, count at most.
+// An entry whose message is gone comes back with no fields.
+func (s *Stream) historyLocked(g *group, c *consumer, after ID, count int, now int64) []Entry {
+	lo, ok := after.Next()
+	if !ok {
+		return []Entry{}
+	}
+	col := getCollector()
+	defer putCollector(col)
+	c.pel.ascend(lo, MaxID, func(id ID, _ *struct{}) bool {
+		if b, flags, body, ok := s.entryLocked(id); ok {
+			col.add(b, id, flags, body)
+			if rec := g.pel.get(id); rec != nil {
+				rec.deliveryMs = now
+				if rec.count < math.MaxInt64 {
+					rec.count++
+				}
+			}
+		} else {
+			col.addDeleted(id)
+		}
+		return count == 0 || len(col.ids) < count
+	})
+	if es := col.entries(); es != nil {
+		return es
+	}
+	return []Entry{}
+}
+
+// ReadGroup reads the stream as consumer of group (Redis XREADGROUP). The
+// consumer is created if it does not exist.
+//
+// With after ">" it delivers entries never delivered to the group: first
+// any that Nack gave back to the group, then those after the group's last
+// delivered ID, at most args.Count. Each goes into the group's PEL and the
+// consumer's with a delivery count of 1 and the stream clock's time
+// (unless args.NoAck), and the group's last delivered ID and entries-read
+// counter advance. When there is nothing to deliver and args.Block is not
+// 0, ReadGroup waits: blocked readers are served first come, first served
+// by each Add; it returns nil, nil when args.Block passes, ctx.Err() when
+// ctx is done, and an ErrNoGroup error if the group is destroyed. It holds
+// no lock while it waits and leaves no goroutine behind. Unlike Redis, a
+// ">" read whose undelivered entries were all deleted waits (or returns
+// nil) instead of returning an empty list at once. Entries served to a
+// blocked reader at the moment its ctx ends are returned with a nil error:
+// they are in its PEL either way, never lost.
+//
+// With an entry ID, it returns the consumer's own pending entries after
+// that ID (its history), never waits, and returns an empty, non-nil slice
+// when there are none. Each returned entry's delivery count goes up by one
+// and its delivery time becomes now; an entry whose message was deleted
+// or trimmed comes back as its ID with no fields.
+//
+// It fails, changing nothing, with ErrNoGroup, ErrInvalidID ("$" and "+"
+// are not accepted) or ErrInvalidArgument. O(log N + log P) per entry.
+func (s *Stream) ReadGroup(ctx context.Context, group, consumer, after string, args ReadGroupArgs) ([]Entry, error) {
+	if err := args.check(); err != nil {
+		return nil, err
+	}
+	p, err := parseGroupReadID(after)
+	if err != nil {
+		return nil, err
+	}
+	now := s.nowMs()
+	s.mu.Lock()
+	g, err := s.groupLocked(group)
+	if err != nil {
+		s.mu.Unlock()
+		return nil, err
+	}
+	es := s.readGroupLocked(g, consumer, p, args, now)
+	if es != nil || args.Block == 0 {
+		s.mu.Unlock()
+		return es, nil
+	}
+	w := newGroupWaiter(consumer, args)
+	s.gwaiters = append(s.gwaiters, groupWait{w: w, g: g})
+	s.mu.Unlock()
+	if err := w.await(ctx, args.Block, []*Stream{s}); err != nil {
+		return nil, err
+	}
+	return w.entries, w.err
+}
+
+// Blocked group readers.
+
+const (
+	waiting int32 = iota
+	served
+	gone
+)
+
+// groupWaiter is a ReadGroup ">" call waiting for entries. Whoever moves
+// its state from waiting to served (an Add, SetGroupID or Nack serving it,
+// DestroyGroup failing it, or the call itself when it finds data while
+// registering on several streams) fills in the result and then signals ch.
+// When the caller gives up first it moves the state to gone.
+type groupWaiter struct {
+	state    atomic.Int32
+	ch       chan struct{}
+	consumer string
+	count    int
+	noack    bool
+
+	stream  int // index of the stream that served it
+	entries []Entry
+	err     error
+}
+
+func newGroupWaiter(consumer string, args ReadGroupArgs) *groupWaiter {
+	return &groupWaiter{ch: make(chan struct{}, 1), consumer: consumer, count: args.Count, noack: args.NoAck}
+}
+
+// groupWait registers a waiter on one stream for one group.
+type groupWait struct {
+	w   *groupWaiter
+	g   *group
+	idx int // position of the stream in the call
+}
+
+// serveLocked delivers to a waiter that the caller moved to served.
+func (s *Stream) serveLocked(gw groupWait, now int64) {
+	c, _ := gw.g.consumerLocked(gw.w.consumer)
+	c.seenMs = now
+	gw.w.entries = s.deliverLocked(gw.g, c, gw.w.count, gw.w.noack, now)
+	gw.w.stream = gw.idx
+	gw.w.ch <- struct{}{}
+}
+
+// serveGroupWaitersLocked serves blocked readers in arrival order, each as
+// far as its group has entries to deliver. Add, SetGroupID and Nack call
+// it. Without blocked readers it costs nothing.
+func (s *Stream) serveGroupWaitersLocked() {
+	if len(s.gwaiters) == 0 {
+		return
+	}
+	now := int64(-1)
+	kept := s.gwaiters[:0]
+	for _, gw := range s.gwaiters {
+		if gw.w.state.Load() != waiting {
+			continue
+		}
+		if !s.hasNewLocked(gw.g) {
+			kept = append(kept, gw)
+			continue
+		}
+		if !gw.w.state.CompareAndSwap(waiting, served) {
+			continue
+		}
+		if now < 0 {
+			now = s.nowMs()
+		}
+		s.serveLocked(gw, now)
+	}
+	clear(s.gwaiters[len(kept):])
+	s.gwaiters = kept
+}
+
+// failGroupWaitersLocked ends the waits of readers of g (every group when
+// g is nil) with err.
+func (s *Stream) failGroupWaitersLocked(g *group, err error) {
+	kept := s.gwaiters[:0]
+	for _, gw := range s.gwaiters {
+		if g != nil && gw.g != g {
+			kept = append(kept, gw)
+			continue
+		}
+		if gw.w.state.CompareAndSwap(waiting, served) {
+			gw.w.err = err
+			gw.w.stream = gw.idx
+			gw.w.ch <- struct{}{}
+		}
+	}
+	clear(s.gwaiters[len(kept):])
+	s.gwaiters = kept
+}
+
+func (s *Stream) removeGroupWaiter(w *groupWaiter) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	kept := s.gwaiters[:0]
+	for _, gw := range s.gwaiters {
+		if gw.w != w {
+			kept = append(kept, gw)
+		}
+	}
+	clear(s.gwaiters[len(kept):])
+	s.gwaiters = kept
+}
+
+// await waits until w is served, ctx is done or block passes, then takes w
+// off the streams it was registered on. It returns ctx.Err() when the
+// context ended the wait before w was served; the result of a served w is
+// in w.entries and w.err.
+func (w *groupWaiter) await(ctx context.Context, block time.Duration, streams []*Stream) error {
+	timeout, stop := newTimeout(block)
+	defer stop()
+	var err error
+	received := false
+	select {
+	case <-w.ch:
+		received = true
+	case <-ctx.Done():
+		err = ctx.Err()
+	case <-timeout:
+	}
+	if !received && !w.state.CompareAndSwap(waiting, gone) {
+		<-w.ch // served meanwhile: its result counts
+		received = true
+	}
+	for _, s := range streams {
+		if s != nil {
+			s.removeGroupWaiter(w)
+		}
+	}
+	if received {
+		return nil
+	}
+	return err
+}
