@@ -112,6 +112,8 @@ type ShardedStream struct {
 
 	waitMu  sync.Mutex
 	waiters waitList // readers waiting for a reshard or expiry
+
+	groups map[string]*shardGroup // consumer groups; guarded by mu
 }
 
 // ShardedArgs holds the arguments of NewShardedStream.
@@ -179,6 +181,7 @@ func (ss *ShardedStream) newShardLocked(r HashKeyRange, parent, adjacent *shard,
 	}
 	ss.shards = append(ss.shards, sh)
 	ss.live = append(ss.live, sh)
+	ss.addGroupsLocked(sh)
 	return sh
 }
 
