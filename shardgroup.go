@@ -114,7 +114,7 @@ func groupDone(sh *shard, name string, strict bool) bool {
 }
 
 // groupEligibleLocked lists the live shards whose records the group may
-// get now: parents done, and something left to deliver or OPEN.
+// get now: those whose parents are done (groupDone).
 func (ss *ShardedStream) groupEligibleLocked(name string, g *shardGroup) []*shard {
 	var out []*shard
 	for _, sh := range ss.live {
