@@ -314,6 +314,19 @@ func TestShardGroupConcurrent(t *testing.T) {
 				if !assert.NoError(t, err) {
 					return
 				}
+				// StrictOrder: a shard's records come only once its
+				// parents have nothing pending, and nothing can become
+				// pending in them again.
+				if len(rs) > 0 {
+					pend, err := ss.Pending("g")
+					assert.NoError(t, err)
+					parents := parentsOf(t, ss)
+					for _, p := range pend {
+						for _, r := range rs {
+							assert.NotContains(t, parents[r.ShardID], p.ShardID, "record of %s delivered while its parent %s has pending records", r.ShardID, p.ShardID)
+						}
+					}
+				}
 				mu.Lock()
 				for _, ref := range refsOf(rs) {
 					seen[ref]++
@@ -363,4 +376,15 @@ func TestShardGroupAutoClaimDropsExpiredRecords(t *testing.T) {
 	pend, err := ss.Pending("g")
 	require.NoError(t, err)
 	assert.Empty(t, pend)
+}
+
+// parentsOf maps each listed shard to its parents.
+func parentsOf(t testing.TB, ss *ShardedStream) map[string][]string {
+	out := map[string][]string{}
+	list, err := ss.ListShards(ShardFilter{})
+	assert.NoError(t, err)
+	for _, s := range list {
+		out[s.ShardID] = []string{s.ParentShardID, s.AdjacentParentShardID}
+	}
+	return out
 }
