@@ -258,7 +258,7 @@ func (ss *ShardedStream) publishLocked() {
 }
 
 // add appends a record with an auto ID to the shard's stream, as
-// Stream.Add does, unless the shard was sealed by a reshard: then it
+// Stream.Add does (and waking readers as it does), unless the shard was sealed by a reshard: then it
 // reports false and adds nothing.
 func (sh *shard) add(fields []Field) (ID, bool, error) {
 	s := sh.s
@@ -276,6 +276,7 @@ func (sh *shard) add(fields []Field) (ID, bool, error) {
 		id, _ = s.lastID.Next()
 	}
 	s.appendLocked(id, fields)
+	s.serveGroupWaitersLocked()
 	s.waiters.wake()
 	return id, true, nil
 }
