@@ -133,3 +133,25 @@ func ExampleShardedStream_ScanShard() {
 	// b [{key b}]
 	// c [{key c}]
 }
+
+func ExampleShardedStream_ReadGroup() {
+	ss, _ := xstream.NewShardedStream(xstream.ShardedArgs{Shards: 1})
+	_ = ss.CreateGroup("billing", xstream.ShardGroupOptions{StrictOrder: true})
+	_, _ = ss.Put("order-1", xstream.Fields("event", "created"), xstream.PutArgs{})
+	_ = ss.SplitShard("shardId-000000000000", "170141183460469231731687303715884105728")
+	_, _ = ss.Put("order-1", xstream.Fields("event", "paid"), xstream.PutArgs{})
+
+	ctx := context.Background()
+	recs, _ := ss.ReadGroup(ctx, "billing", "worker-1", xstream.ReadGroupArgs{})
+	fmt.Println(len(recs), recs[0].Fields[0].Value, recs[0].ShardID)
+	// The child shard waits until the parent's record is acknowledged.
+	more, _ := ss.ReadGroup(ctx, "billing", "worker-1", xstream.ReadGroupArgs{})
+	fmt.Println(len(more))
+	_, _ = ss.Ack("billing", xstream.RecordRef{ShardID: recs[0].ShardID, SequenceNumber: recs[0].SequenceNumber})
+	more, _ = ss.ReadGroup(ctx, "billing", "worker-1", xstream.ReadGroupArgs{})
+	fmt.Println(len(more), more[0].Fields[0].Value, more[0].ShardID)
+	// Output:
+	// 1 created shardId-000000000000
+	// 0
+	// 1 paid shardId-000000000001
+}

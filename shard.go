@@ -112,6 +112,8 @@ type ShardedStream struct {
 
 	waitMu  sync.Mutex
 	waiters waitList // readers waiting for a reshard or expiry
+
+	groups map[string]*shardGroup // consumer groups; guarded by mu
 }
 
 // ShardedArgs holds the arguments of NewShardedStream.
@@ -179,6 +181,7 @@ func (ss *ShardedStream) newShardLocked(r HashKeyRange, parent, adjacent *shard,
 	}
 	ss.shards = append(ss.shards, sh)
 	ss.live = append(ss.live, sh)
+	ss.addGroupsLocked(sh)
 	return sh
 }
 
@@ -255,7 +258,7 @@ func (ss *ShardedStream) publishLocked() {
 }
 
 // add appends a record with an auto ID to the shard's stream, as
-// Stream.Add does, unless the shard was sealed by a reshard: then it
+// Stream.Add does (and waking readers as it does), unless the shard was sealed by a reshard: then it
 // reports false and adds nothing.
 func (sh *shard) add(fields []Field) (ID, bool, error) {
 	s := sh.s
@@ -273,6 +276,7 @@ func (sh *shard) add(fields []Field) (ID, bool, error) {
 		id, _ = s.lastID.Next()
 	}
 	s.appendLocked(id, fields)
+	s.serveGroupWaitersLocked()
 	s.waiters.wake()
 	return id, true, nil
 }
