@@ -15,7 +15,7 @@ func putShardRecords(t testing.TB, ss *ShardedStream, clk *shardClock, pk string
 	t.Helper()
 	var ids []ID
 	for i := range n {
-		r, err := ss.Put(pk, Fields("i", strconv.Itoa(i)), PutArgs{})
+		r, err := ss.Put(pk, PutArgs{}, Fields("i", strconv.Itoa(i))...)
 		require.NoError(t, err)
 		ids = append(ids, r.SequenceNumber)
 		clk.Advance(time.Millisecond)
@@ -209,7 +209,7 @@ func TestRetentionTrimsAndExpires(t *testing.T) {
 	horizonIt := shardIter(t, ss, sh, IteratorArgs{Type: TrimHorizon})
 	require.NoError(t, ss.SplitShard(sh, "1000")) // closed at t0+3
 	clk.Advance(time.Hour)
-	newer, err := ss.Put("k", Fields("i", "late"), PutArgs{ExplicitHashKey: "5"})
+	newer, err := ss.Put("k", PutArgs{ExplicitHashKey: "5"}, Fields("i", "late")...)
 	require.NoError(t, err)
 
 	// At t0+2+24h the records of t0 and t0+1 are out of the retention
@@ -277,7 +277,7 @@ func TestScanShard(t *testing.T) {
 		got = append(got, r.SequenceNumber)
 		if len(got) == 300 {
 			// The loop body may write: the scan sees it, being open.
-			res, err := ss.Put("k", Fields("i", "more"), PutArgs{})
+			res, err := ss.Put("k", PutArgs{}, Fields("i", "more")...)
 			require.NoError(t, err)
 			want = append(want, res.SequenceNumber)
 		}

@@ -22,7 +22,7 @@ func TestListShardsFilters(t *testing.T) {
 	t0 := clk.Now()
 	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
 	ss := newSharded(t, 2, clk) // 0, 1 at t0
-	r, err := ss.Put("k", Fields("v", "1"), PutArgs{ExplicitHashKey: "7"})
+	r, err := ss.Put("k", PutArgs{ExplicitHashKey: "7"}, Fields("v", "1")...)
 	require.NoError(t, err)
 	clk.Advance(10 * time.Millisecond)
 	require.NoError(t, ss.SplitShard(shardID(0), "1000")) // 2, 3 at t0+10

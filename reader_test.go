@@ -45,7 +45,7 @@ type keyWriter struct {
 func (w *keyWriter) put(t testing.TB, keys ...string) {
 	t.Helper()
 	for _, k := range keys {
-		_, err := w.ss.Put(k, Fields("n", strconv.Itoa(w.sent[k])), PutArgs{})
+		_, err := w.ss.Put(k, PutArgs{}, Fields("n", strconv.Itoa(w.sent[k]))...)
 		require.NoError(t, err)
 		w.sent[k]++
 	}
@@ -121,7 +121,7 @@ func TestReaderSpreadsOverShards(t *testing.T) {
 	ss := newSharded(t, 4, clk)
 	for i := range 4 {
 		for range 50 {
-			_, err := ss.Put("k", Fields("n", "0"), PutArgs{ExplicitHashKey: uniformWidth(4).mul(uint64(i)).String()})
+			_, err := ss.Put("k", PutArgs{ExplicitHashKey: uniformWidth(4).mul(uint64(i)).String()}, Fields("n", "0")...)
 			require.NoError(t, err)
 		}
 	}
@@ -215,11 +215,11 @@ func TestNewReaderBadInput(t *testing.T) {
 func TestReaderExpiredParentDoesNotBlock(t *testing.T) {
 	clk := newShardClock()
 	ss := newSharded(t, 1, clk)
-	_, err := ss.Put("a", Fields("n", "0"), PutArgs{})
+	_, err := ss.Put("a", PutArgs{}, Fields("n", "0")...)
 	require.NoError(t, err)
 	require.NoError(t, ss.SplitShard(shardID(0), "1000"))
 	clk.Advance(DefaultRetention + time.Millisecond)
-	r2, err := ss.Put("b", Fields("n", "0"), PutArgs{ExplicitHashKey: "5"})
+	r2, err := ss.Put("b", PutArgs{ExplicitHashKey: "5"}, Fields("n", "0")...)
 	require.NoError(t, err)
 	r, err := ss.NewReader(Checkpoint{ShardID: shardID(0)})
 	require.NoError(t, err, "a checkpoint of an expired shard is accepted")
@@ -259,7 +259,7 @@ func TestReaderBlocks(t *testing.T) {
 			got <- rs
 		}()
 		synctest.Wait()
-		res, err := ss.Put("k", Fields("n", "0"), PutArgs{})
+		res, err := ss.Put("k", PutArgs{}, Fields("n", "0")...)
 		require.NoError(t, err)
 		assert.Equal(t, []ID{res.SequenceNumber}, recordSeqs(<-got))
 
@@ -273,7 +273,7 @@ func TestReaderBlocks(t *testing.T) {
 		synctest.Wait()
 		require.NoError(t, ss.SplitShard(shardID(0), "1000"))
 		synctest.Wait()
-		res, err = ss.Put("k", Fields("n", "1"), PutArgs{ExplicitHashKey: "2000"})
+		res, err = ss.Put("k", PutArgs{ExplicitHashKey: "2000"}, Fields("n", "1")...)
 		require.NoError(t, err)
 		assert.Equal(t, []ID{res.SequenceNumber}, recordSeqs(<-got))
 		assert.Equal(t, shardID(2), res.ShardID)

@@ -43,7 +43,7 @@ func (l Lineage) all() []ShardInfo {
 func TestSplitShard(t *testing.T) {
 	clk := newShardClock()
 	ss := newSharded(t, 2, clk)
-	r, err := ss.Put("k", Fields("v", "1"), PutArgs{ExplicitHashKey: "100"})
+	r, err := ss.Put("k", PutArgs{ExplicitHashKey: "100"}, Fields("v", "1")...)
 	require.NoError(t, err)
 	require.Equal(t, "shardId-000000000000", r.ShardID)
 	clk.Advance(5 * time.Millisecond)
@@ -65,11 +65,11 @@ func TestSplitShard(t *testing.T) {
 	assert.True(t, r.SequenceNumber.Less(lo.SequenceNumberRange.StartingSequenceNumber) || r.SequenceNumber == lo.SequenceNumberRange.StartingSequenceNumber)
 
 	// New records go to the children; the parent's record stays readable.
-	r2, err := ss.Put("k", Fields("v", "2"), PutArgs{ExplicitHashKey: "100"})
+	r2, err := ss.Put("k", PutArgs{ExplicitHashKey: "100"}, Fields("v", "2")...)
 	require.NoError(t, err)
 	assert.Equal(t, "shardId-000000000002", r2.ShardID)
 	assert.True(t, lo.SequenceNumberRange.StartingSequenceNumber.Less(r2.SequenceNumber))
-	r3, err := ss.Put("k", Fields("v", "3"), PutArgs{ExplicitHashKey: "1000"})
+	r3, err := ss.Put("k", PutArgs{ExplicitHashKey: "1000"}, Fields("v", "3")...)
 	require.NoError(t, err)
 	assert.Equal(t, "shardId-000000000003", r3.ShardID)
 	it, err := ss.GetShardIterator("shardId-000000000000", IteratorArgs{Type: TrimHorizon})

@@ -308,7 +308,7 @@ type PutResult struct {
 // checks, under the shard's own lock, that the shard is still open. So it
 // is atomic with respect to reshards: a record lands in a shard before the
 // shard's ending sequence number, or in a child, never in a closed shard.
-func (ss *ShardedStream) Put(partitionKey string, fields []Field, args PutArgs) (PutResult, error) {
+func (ss *ShardedStream) Put(partitionKey string, args PutArgs, fields ...Field) (PutResult, error) {
 	if err := checkPartitionKey(partitionKey); err != nil {
 		return PutResult{}, err
 	}
@@ -383,7 +383,7 @@ func (ss *ShardedStream) PutRecords(records []PutRecordsEntry) ([]PutRecordsResu
 	out := make([]PutRecordsResult, len(records))
 	failed := 0
 	for i, r := range records {
-		res, err := ss.Put(r.PartitionKey, r.Fields, PutArgs{ExplicitHashKey: r.ExplicitHashKey})
+		res, err := ss.Put(r.PartitionKey, PutArgs{ExplicitHashKey: r.ExplicitHashKey}, r.Fields...)
 		out[i] = PutRecordsResult{ShardID: res.ShardID, SequenceNumber: res.SequenceNumber, Err: err}
 		if err != nil {
 			failed++

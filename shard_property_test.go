@@ -106,7 +106,7 @@ func TestShardedProperty(t *testing.T) {
 					written.Add(2)
 					continue
 				}
-				if _, err := ss.Put(pk, Fields("n", strconv.Itoa(sent[k])), PutArgs{}); !assert.NoError(t, err) {
+				if _, err := ss.Put(pk, PutArgs{}, Fields("n", strconv.Itoa(sent[k]))...); !assert.NoError(t, err) {
 					return
 				}
 				sent[k]++

@@ -140,7 +140,7 @@ func TestPutRoutesByMD5(t *testing.T) {
 	shards := mustList(t, ss, ShardFilter{})
 	for i := range 200 {
 		pk := strings.Repeat("k", i%5+1) + string(rune('a'+i%26))
-		res, err := ss.Put(pk, Fields("n", "1"), PutArgs{})
+		res, err := ss.Put(pk, PutArgs{}, Fields("n", "1")...)
 		require.NoError(t, err)
 		sum := md5.Sum([]byte(pk))
 		want := new(big.Int).SetBytes(sum[:])
@@ -158,11 +158,11 @@ func TestPutRoutesByMD5(t *testing.T) {
 func TestPutExplicitHashKeyAndOrder(t *testing.T) {
 	clk := newShardClock()
 	ss := newSharded(t, 2, clk)
-	r1, err := ss.Put("a", Fields("v", "1"), PutArgs{ExplicitHashKey: "0"})
+	r1, err := ss.Put("a", PutArgs{ExplicitHashKey: "0"}, Fields("v", "1")...)
 	require.NoError(t, err)
-	r2, err := ss.Put("a", Fields("v", "2"), PutArgs{ExplicitHashKey: "340282366920938463463374607431768211455"})
+	r2, err := ss.Put("a", PutArgs{ExplicitHashKey: "340282366920938463463374607431768211455"}, Fields("v", "2")...)
 	require.NoError(t, err)
-	r3, err := ss.Put("b", Fields("v", "3"), PutArgs{ExplicitHashKey: "1"})
+	r3, err := ss.Put("b", PutArgs{ExplicitHashKey: "1"}, Fields("v", "3")...)
 	require.NoError(t, err)
 	assert.Equal(t, "shardId-000000000000", r1.ShardID)
 	assert.Equal(t, "shardId-000000000001", r2.ShardID)
@@ -198,12 +198,12 @@ func TestPutBadInput(t *testing.T) {
 		{"k", "", nil, ErrNoFields, `"k"`},
 	}
 	for _, c := range cases {
-		_, err := ss.Put(c.pk, c.fields, PutArgs{ExplicitHashKey: c.ehk})
+		_, err := ss.Put(c.pk, PutArgs{ExplicitHashKey: c.ehk}, c.fields...)
 		require.ErrorIs(t, err, c.err, "pk %q ehk %q", c.pk, c.ehk)
 		assert.Contains(t, err.Error(), c.msg)
 	}
 	// 256 characters of two bytes each are fine.
-	_, err := ss.Put(strings.Repeat("é", 256), Fields("a", "b"), PutArgs{})
+	_, err := ss.Put(strings.Repeat("é", 256), PutArgs{}, Fields("a", "b")...)
 	require.NoError(t, err)
 	total := 0
 	for _, s := range mustList(t, ss, ShardFilter{}) {
@@ -323,9 +323,9 @@ func TestShardNamesAndRanges(t *testing.T) {
 func TestPutClockBeforeEpoch(t *testing.T) {
 	ss, err := NewShardedStream(ShardedArgs{Shards: 1}, WithClock(func() time.Time { return time.Unix(-10, 0) }))
 	require.NoError(t, err)
-	r1, err := ss.Put("k", Fields("v", "1"), PutArgs{})
+	r1, err := ss.Put("k", PutArgs{}, Fields("v", "1")...)
 	require.NoError(t, err)
-	r2, err := ss.Put("k", Fields("v", "2"), PutArgs{})
+	r2, err := ss.Put("k", PutArgs{}, Fields("v", "2")...)
 	require.NoError(t, err)
 	assert.Equal(t, ID{0, 1}, r1.SequenceNumber)
 	assert.Equal(t, ID{0, 2}, r2.SequenceNumber)

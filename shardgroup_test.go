@@ -143,10 +143,10 @@ func TestShardGroupBlocksUntilAck(t *testing.T) {
 		clk := newShardClock()
 		ss := newSharded(t, 1, clk)
 		require.NoError(t, ss.CreateGroup("g", ShardGroupOptions{StrictOrder: true}))
-		r1, err := ss.Put("k", Fields("n", "0"), PutArgs{})
+		r1, err := ss.Put("k", PutArgs{}, Fields("n", "0")...)
 		require.NoError(t, err)
 		require.NoError(t, ss.SplitShard(shardID(0), "1000"))
-		r2, err := ss.Put("k", Fields("n", "1"), PutArgs{ExplicitHashKey: "5"})
+		r2, err := ss.Put("k", PutArgs{ExplicitHashKey: "5"}, Fields("n", "1")...)
 		require.NoError(t, err)
 
 		first, err := ss.ReadGroup(context.Background(), "g", "c", ReadGroupArgs{})
@@ -179,7 +179,7 @@ func TestShardGroupBlocksUntilAck(t *testing.T) {
 			got <- rs
 		}()
 		synctest.Wait()
-		r3, err := ss.Put("k", Fields("n", "2"), PutArgs{ExplicitHashKey: "5"})
+		r3, err := ss.Put("k", PutArgs{ExplicitHashKey: "5"}, Fields("n", "2")...)
 		require.NoError(t, err)
 		assert.Equal(t, []ID{r3.SequenceNumber}, recordSeqs(<-got))
 	})
@@ -189,16 +189,16 @@ func TestShardGroupExpiredParentDoesNotBlock(t *testing.T) {
 	clk := newShardClock()
 	ss := newSharded(t, 1, clk)
 	require.NoError(t, ss.CreateGroup("g", ShardGroupOptions{StrictOrder: true}))
-	_, err := ss.Put("k", Fields("n", "0"), PutArgs{})
+	_, err := ss.Put("k", PutArgs{}, Fields("n", "0")...)
 	require.NoError(t, err)
 	require.NoError(t, ss.SplitShard(shardID(0), "1000"))
-	child, err := ss.Put("k", Fields("n", "1"), PutArgs{ExplicitHashKey: "5"})
+	child, err := ss.Put("k", PutArgs{ExplicitHashKey: "5"}, Fields("n", "1")...)
 	require.NoError(t, err)
 	parent := readGroupAll(t, ss, "g", "c", 0)
 	require.Len(t, parent, 1, "the parent's record, left pending")
 	clk.Advance(DefaultRetention + time.Millisecond)
 	// The child's record is now past retention as well: put a fresh one.
-	fresh, err := ss.Put("k", Fields("n", "2"), PutArgs{ExplicitHashKey: "5"})
+	fresh, err := ss.Put("k", PutArgs{ExplicitHashKey: "5"}, Fields("n", "2")...)
 	require.NoError(t, err)
 	_ = child
 	got := readGroupAll(t, ss, "g", "c", 0)
@@ -281,7 +281,7 @@ func TestShardGroupConcurrent(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := range each {
-				_, err := ss.Put(fmt.Sprintf("w%d-%d", w, i%7), Fields("n", strconv.Itoa(i)), PutArgs{})
+				_, err := ss.Put(fmt.Sprintf("w%d-%d", w, i%7), PutArgs{}, Fields("n", strconv.Itoa(i))...)
 				assert.NoError(t, err)
 			}
 		}()
@@ -362,7 +362,7 @@ func TestShardGroupAutoClaimDropsExpiredRecords(t *testing.T) {
 	clk := newShardClock()
 	ss := newSharded(t, 2, clk)
 	require.NoError(t, ss.CreateGroup("g", ShardGroupOptions{StrictOrder: true}))
-	old, err := ss.Put("k", Fields("n", "0"), PutArgs{ExplicitHashKey: "5"})
+	old, err := ss.Put("k", PutArgs{ExplicitHashKey: "5"}, Fields("n", "0")...)
 	require.NoError(t, err)
 	got := readGroupAll(t, ss, "g", "c", 0)
 	require.Len(t, got, 1)
