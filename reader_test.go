@@ -70,7 +70,7 @@ func readAllShards(t testing.TB, r *ShardReader, count int) []Record {
 var shardKeys = []string{"alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet"}
 
 func TestReaderParentBeforeChild(t *testing.T) {
-	clk := newShardClock()
+	clk := newTestClock(1_700_000_000_000)
 	ss := newSharded(t, 2, clk)
 	w := &keyWriter{ss: ss, sent: map[string]int{}}
 	for range 5 {
@@ -117,7 +117,7 @@ func TestReaderParentBeforeChild(t *testing.T) {
 }
 
 func TestReaderSpreadsOverShards(t *testing.T) {
-	clk := newShardClock()
+	clk := newTestClock(1_700_000_000_000)
 	ss := newSharded(t, 4, clk)
 	for i := range 4 {
 		for range 50 {
@@ -140,7 +140,7 @@ func TestReaderSpreadsOverShards(t *testing.T) {
 }
 
 func TestReaderCheckpointResume(t *testing.T) {
-	clk := newShardClock()
+	clk := newTestClock(1_700_000_000_000)
 	ss := newSharded(t, 2, clk)
 	w := &keyWriter{ss: ss, sent: map[string]int{}}
 	for range 10 {
@@ -195,7 +195,7 @@ func TestReaderCheckpointResume(t *testing.T) {
 }
 
 func TestNewReaderBadInput(t *testing.T) {
-	clk := newShardClock()
+	clk := newTestClock(1_700_000_000_000)
 	ss := newSharded(t, 1, clk)
 	_, err := ss.NewReader(Checkpoint{ShardID: "shardId-000000000009"})
 	require.ErrorIs(t, err, ErrShardNotFound)
@@ -213,12 +213,12 @@ func TestNewReaderBadInput(t *testing.T) {
 }
 
 func TestReaderExpiredParentDoesNotBlock(t *testing.T) {
-	clk := newShardClock()
+	clk := newTestClock(1_700_000_000_000)
 	ss := newSharded(t, 1, clk)
 	_, err := ss.Put("a", PutArgs{}, Fields("n", "0")...)
 	require.NoError(t, err)
 	require.NoError(t, ss.SplitShard(shardID(0), "1000"))
-	clk.Advance(DefaultRetention + time.Millisecond)
+	clk.advance(DefaultRetention + time.Millisecond)
 	r2, err := ss.Put("b", PutArgs{ExplicitHashKey: "5"}, Fields("n", "0")...)
 	require.NoError(t, err)
 	r, err := ss.NewReader(Checkpoint{ShardID: shardID(0)})
@@ -230,7 +230,7 @@ func TestReaderExpiredParentDoesNotBlock(t *testing.T) {
 
 func TestReaderBlocks(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		clk := newShardClock()
+		clk := newTestClock(1_700_000_000_000)
 		ss := newSharded(t, 1, clk)
 		r, err := ss.NewReader()
 		require.NoError(t, err)
@@ -281,7 +281,7 @@ func TestReaderBlocks(t *testing.T) {
 }
 
 func TestReaderSharedByGoroutines(t *testing.T) {
-	clk := newShardClock()
+	clk := newTestClock(1_700_000_000_000)
 	ss := newSharded(t, 3, clk)
 	w := &keyWriter{ss: ss, sent: map[string]int{}}
 	for range 40 {
@@ -323,7 +323,7 @@ func TestReaderSharedByGoroutines(t *testing.T) {
 // a new reader goes straight to the children and delivers nothing of it
 // again. ShardEnd for an OPEN shard is refused.
 func TestNewReaderShardEndCheckpoint(t *testing.T) {
-	clk := newShardClock()
+	clk := newTestClock(1_700_000_000_000)
 	ss := newSharded(t, 1, clk)
 	w := &keyWriter{ss: ss, sent: map[string]int{}}
 	w.put(t, "a", "b", "c")

@@ -4,7 +4,6 @@ import (
 	"crypto/md5"
 	"math/big"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -12,31 +11,9 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// shardClock is a clock tests move by hand.
-type shardClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newShardClock() *shardClock {
-	return &shardClock{t: time.UnixMilli(1_700_000_000_000)}
-}
-
-func (c *shardClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *shardClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
-
-func newSharded(t testing.TB, n int, clk *shardClock) *ShardedStream {
+func newSharded(t testing.TB, n int, clk *testClock) *ShardedStream {
 	t.Helper()
-	ss, err := NewShardedStream(ShardedArgs{Shards: n}, WithClock(clk.Now))
+	ss, err := NewShardedStream(ShardedArgs{Shards: n}, WithClock(clk.now))
 	require.NoError(t, err)
 	return ss
 }
@@ -96,7 +73,7 @@ func sortByStart(in []ShardInfo) {
 }
 
 func TestNewShardedStreamDividesEvenly(t *testing.T) {
-	clk := newShardClock()
+	clk := newTestClock(1_700_000_000_000)
 	for _, n := range []int{1, 2, 3, 7, 10} {
 		ss := newSharded(t, n, clk)
 		shards := mustList(t, ss, ShardFilter{})
@@ -135,7 +112,7 @@ func TestNewShardedStreamBadArgs(t *testing.T) {
 }
 
 func TestPutRoutesByMD5(t *testing.T) {
-	clk := newShardClock()
+	clk := newTestClock(1_700_000_000_000)
 	ss := newSharded(t, 4, clk)
 	shards := mustList(t, ss, ShardFilter{})
 	for i := range 200 {
@@ -156,7 +133,7 @@ func TestPutRoutesByMD5(t *testing.T) {
 }
 
 func TestPutExplicitHashKeyAndOrder(t *testing.T) {
-	clk := newShardClock()
+	clk := newTestClock(1_700_000_000_000)
 	ss := newSharded(t, 2, clk)
 	r1, err := ss.Put("a", PutArgs{ExplicitHashKey: "0"}, Fields("v", "1")...)
 	require.NoError(t, err)
@@ -176,11 +153,11 @@ func TestPutExplicitHashKeyAndOrder(t *testing.T) {
 	require.Len(t, got.Records, 2)
 	assert.Equal(t, Record{ShardID: r1.ShardID, SequenceNumber: r1.SequenceNumber, PartitionKey: "a", Fields: Fields("v", "1")}, got.Records[0])
 	assert.Equal(t, Record{ShardID: r1.ShardID, SequenceNumber: r3.SequenceNumber, PartitionKey: "b", Fields: Fields("v", "3")}, got.Records[1])
-	assert.Equal(t, clk.Now().UnixMilli(), got.Records[0].ArrivalTime().UnixMilli())
+	assert.Equal(t, clk.now().UnixMilli(), got.Records[0].ArrivalTime().UnixMilli())
 }
 
 func TestPutBadInput(t *testing.T) {
-	clk := newShardClock()
+	clk := newTestClock(1_700_000_000_000)
 	ss := newSharded(t, 2, clk)
 	cases := []struct {
 		pk, ehk string
@@ -217,7 +194,7 @@ func TestPutBadInput(t *testing.T) {
 }
 
 func TestPutRecords(t *testing.T) {
-	clk := newShardClock()
+	clk := newTestClock(1_700_000_000_000)
 	ss := newSharded(t, 3, clk)
 	res, failed, err := ss.PutRecords([]PutRecordsEntry{
 		{PartitionKey: "a", Fields: Fields("v", "1")},

@@ -39,7 +39,7 @@ func readGroupAll(t testing.TB, ss *ShardedStream, group, consumer string, count
 
 // reshardedWithKeys makes a stream with records of shardKeys in a parent,
 // its two children and the merge of the children.
-func reshardedWithKeys(t testing.TB, clk *shardClock) (*ShardedStream, *keyWriter) {
+func reshardedWithKeys(t testing.TB, clk *testClock) (*ShardedStream, *keyWriter) {
 	ss := newSharded(t, 1, clk)
 	w := &keyWriter{ss: ss, sent: map[string]int{}}
 	for range 5 {
@@ -57,7 +57,7 @@ func reshardedWithKeys(t testing.TB, clk *shardClock) (*ShardedStream, *keyWrite
 }
 
 func TestShardGroupParentBeforeChild(t *testing.T) {
-	clk := newShardClock()
+	clk := newTestClock(1_700_000_000_000)
 	ss, w := reshardedWithKeys(t, clk)
 	require.NoError(t, ss.CreateGroup("g", ShardGroupOptions{}))
 	got := readGroupAll(t, ss, "g", "c1", 4)
@@ -101,7 +101,7 @@ func TestShardGroupParentBeforeChild(t *testing.T) {
 }
 
 func TestShardGroupStrictOrder(t *testing.T) {
-	clk := newShardClock()
+	clk := newTestClock(1_700_000_000_000)
 	ss, _ := reshardedWithKeys(t, clk)
 	require.NoError(t, ss.CreateGroup("strict", ShardGroupOptions{StrictOrder: true}))
 	require.NoError(t, ss.CreateGroup("loose", ShardGroupOptions{}))
@@ -140,7 +140,7 @@ func TestShardGroupStrictOrder(t *testing.T) {
 
 func TestShardGroupBlocksUntilAck(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		clk := newShardClock()
+		clk := newTestClock(1_700_000_000_000)
 		ss := newSharded(t, 1, clk)
 		require.NoError(t, ss.CreateGroup("g", ShardGroupOptions{StrictOrder: true}))
 		r1, err := ss.Put("k", PutArgs{}, Fields("n", "0")...)
@@ -186,7 +186,7 @@ func TestShardGroupBlocksUntilAck(t *testing.T) {
 }
 
 func TestShardGroupExpiredParentDoesNotBlock(t *testing.T) {
-	clk := newShardClock()
+	clk := newTestClock(1_700_000_000_000)
 	ss := newSharded(t, 1, clk)
 	require.NoError(t, ss.CreateGroup("g", ShardGroupOptions{StrictOrder: true}))
 	_, err := ss.Put("k", PutArgs{}, Fields("n", "0")...)
@@ -196,7 +196,7 @@ func TestShardGroupExpiredParentDoesNotBlock(t *testing.T) {
 	require.NoError(t, err)
 	parent := readGroupAll(t, ss, "g", "c", 0)
 	require.Len(t, parent, 1, "the parent's record, left pending")
-	clk.Advance(DefaultRetention + time.Millisecond)
+	clk.advance(DefaultRetention + time.Millisecond)
 	// The child's record is now past retention as well: put a fresh one.
 	fresh, err := ss.Put("k", PutArgs{ExplicitHashKey: "5"}, Fields("n", "2")...)
 	require.NoError(t, err)
@@ -206,11 +206,11 @@ func TestShardGroupExpiredParentDoesNotBlock(t *testing.T) {
 }
 
 func TestShardGroupClaim(t *testing.T) {
-	clk := newShardClock()
+	clk := newTestClock(1_700_000_000_000)
 	ss, _ := reshardedWithKeys(t, clk)
 	require.NoError(t, ss.CreateGroup("g", ShardGroupOptions{}))
 	got := readGroupAll(t, ss, "g", "dead", 0)
-	clk.Advance(time.Minute)
+	clk.advance(time.Minute)
 
 	claimed, err := ss.Claim("g", "alive", 30*time.Second, refsOf(got[:3]), ClaimArgs{})
 	require.NoError(t, err)
@@ -238,7 +238,7 @@ func TestShardGroupClaim(t *testing.T) {
 }
 
 func TestShardGroupBadInput(t *testing.T) {
-	clk := newShardClock()
+	clk := newTestClock(1_700_000_000_000)
 	ss, _ := reshardedWithKeys(t, clk)
 	require.NoError(t, ss.CreateGroup("g", ShardGroupOptions{}))
 	got := readGroupAll(t, ss, "g", "c", 0)
@@ -271,7 +271,7 @@ func TestShardGroupBadInput(t *testing.T) {
 }
 
 func TestShardGroupConcurrent(t *testing.T) {
-	clk := newShardClock()
+	clk := newTestClock(1_700_000_000_000)
 	ss := newSharded(t, 2, clk)
 	require.NoError(t, ss.CreateGroup("g", ShardGroupOptions{StrictOrder: true}))
 	const writers, each = 3, 300
@@ -359,14 +359,14 @@ func TestShardGroupConcurrent(t *testing.T) {
 }
 
 func TestShardGroupAutoClaimDropsExpiredRecords(t *testing.T) {
-	clk := newShardClock()
+	clk := newTestClock(1_700_000_000_000)
 	ss := newSharded(t, 2, clk)
 	require.NoError(t, ss.CreateGroup("g", ShardGroupOptions{StrictOrder: true}))
 	old, err := ss.Put("k", PutArgs{ExplicitHashKey: "5"}, Fields("n", "0")...)
 	require.NoError(t, err)
 	got := readGroupAll(t, ss, "g", "c", 0)
 	require.Len(t, got, 1)
-	clk.Advance(time.Hour)
+	clk.advance(time.Hour)
 	require.NoError(t, ss.SetRetention(time.Minute)) // the pending record is dropped
 	res, err := ss.AutoClaim("g", "c2", 0, RecordRef{}, AutoClaimArgs{})
 	require.NoError(t, err)
