@@ -66,16 +66,22 @@ func (db *DB) insertLocked(s *Stream) {
 // missing stream is created, unless args.NoMkStream is set: then Add fails
 // with ErrNoStream. A failed Add creates nothing.
 func (db *DB) Add(name string, args AddArgs, fields ...Field) (ID, error) {
-	if s, ok := db.Lookup(name); ok {
-		return s.Add(args, fields...)
+	for {
+		s, ok := db.Lookup(name)
+		if !ok {
+			break
+		}
+		if id, err := s.add(args, fields, true); err != errRemoved {
+			return id, err
+		}
 	}
 	if args.NoMkStream {
 		return ID{}, errorf(ErrNoStream, "%q", name)
 	}
 	db.mu.Lock()
-	if s, ok := db.lookupLocked(name); ok {
+	if _, ok := db.lookupLocked(name); ok {
 		db.mu.Unlock()
-		return s.Add(args, fields...)
+		return db.Add(name, args, fields...) // created meanwhile
 	}
 	defer db.mu.Unlock()
 	s := &Stream{name: name, cfg: db.cfg}
@@ -87,9 +93,13 @@ func (db *DB) Add(name string, args AddArgs, fields ...Field) (ID, error) {
 }
 
 // Remove deletes the named streams, as Redis DEL does, and returns how
-// many existed. Readers blocked in Read on a removed stream go on waiting
-// for a new stream of that name; readers blocked in ReadGroup return an
-// ErrNoStream error.
+// many existed. Readers blocked in DB.Read go on waiting for a new stream
+// of that name; readers blocked in ReadGroup return an ErrNoStream error.
+//
+// A *Stream obtained from the DB before Remove is detached, like an
+// unlinked file: it stays usable, but what is added to it is not seen
+// through the DB, and Stream.Read calls blocked on it keep waiting on it.
+// DB methods never use a removed stream.
 func (db *DB) Remove(names ...string) int {
 	db.mu.Lock()
 	defer db.mu.Unlock()
@@ -102,6 +112,7 @@ func (db *DB) Remove(names ...string) int {
 		n++
 		s := v.(*Stream)
 		s.mu.Lock()
+		s.removed = true
 		s.waiters.wake()
 		s.failGroupWaitersLocked(nil, errorf(ErrNoStream, "stream %q was removed", name))
 		s.mu.Unlock()
@@ -211,6 +222,14 @@ func (db *DB) readOnce(names []string, pos []readPos, count int, w *waiter) ([]S
 			continue
 		}
 		s.mu.Lock()
+		if s.removed {
+			// Removed since the lookup: look at the name again.
+			s.mu.Unlock()
+			if w != nil {
+				w.notify()
+			}
+			continue
+		}
 		es := s.readLocked(&pos[i], count)
 		if len(es) == 0 && w != nil && len(out) == 0 {
 			s.waiters.add(w)

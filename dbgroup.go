@@ -33,7 +33,8 @@ func (db *DB) CreateGroup(name, group, start string, opts GroupOptions) error {
 //
 // A missing stream or group fails the call with an ErrNoGroup error (that
 // also matches ErrNoStream when the stream is missing) before anything is
-// read.
+// read. A group destroyed while the call reads the streams before it is
+// skipped: what was read is returned, and is pending in those streams.
 func (db *DB) ReadGroup(ctx context.Context, group, consumer string, args ReadGroupArgs, streamsAndIDs ...string) ([]StreamEntries, error) {
 	if err := args.check(); err != nil {
 		return nil, err
@@ -74,8 +75,13 @@ func (db *DB) ReadGroup(ctx context.Context, group, consumer string, args ReadGr
 		s.mu.Lock()
 		g, err := s.groupLocked(group)
 		if err != nil {
+			// Destroyed since the check. Entries already read from
+			// the streams before are in their PELs; return them.
 			s.mu.Unlock()
-			return out, err
+			if len(out) > 0 {
+				continue
+			}
+			return nil, err
 		}
 		es := s.readGroupLocked(g, consumer, pos[i], args, now)
 		s.mu.Unlock()
@@ -98,6 +104,9 @@ func (db *DB) ReadGroup(ctx context.Context, group, consumer string, args ReadGr
 			break
 		}
 		g, err := s.groupLocked(group)
+		if err == nil && s.removed {
+			err = errorf(ErrNoStream, "stream %q was removed", s.name)
+		}
 		if err != nil {
 			if w.state.CompareAndSwap(waiting, served) {
 				w.err, w.stream = err, i

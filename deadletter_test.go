@@ -9,7 +9,7 @@ import (
 )
 
 func TestMoveDeadLetters(t *testing.T) {
-	clk := newGTClock()
+	clk := newTestClock(1_700_000_000_000)
 	db := NewDB(WithClock(clk.now))
 	ctx := context.Background()
 	for i, v := range []string{"ok", "poison", "ok2", "gone"} {

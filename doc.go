@@ -37,6 +37,40 @@
 //	db.Add("temperatures", xstream.AddArgs{}, fields...)
 //	res, err := db.Read(ctx, xstream.ReadArgs{Count: 10, Block: time.Second}, "temperatures", "0", "alerts", "$")
 //
+// # Consumer groups
+//
+// A consumer group shares a stream among consumers as Redis's do: each
+// entry is delivered to one consumer, stays in the group's pending entries
+// list (PEL) until acknowledged, and can be claimed by another consumer
+// when its owner stops:
+//
+//	s.CreateGroup("workers", "0", xstream.GroupOptions{})
+//	es, err := s.ReadGroup(ctx, "workers", "alice", ">", xstream.ReadGroupArgs{Count: 10, Block: time.Second})
+//	n, err := s.Ack("workers", es[0].ID.String())
+//	res, err := s.AutoClaim("workers", "reaper", time.Minute, "0-0", xstream.AutoClaimArgs{})
+//
+// Pending, PendingRange, Claim, Nack, AckDel, DeleteEx, Groups and
+// Consumers complete the set; MoveDeadLetters moves entries delivered too
+// often to a dead-letter stream. PEL operations are O(log P) in the number
+// of pending entries.
+//
+// # Sharded streams
+//
+// A ShardedStream follows Amazon Kinesis Data Streams: its shards are
+// streams, a record goes to the OPEN shard whose hash key range holds the
+// MD5 of its partition key, and SplitShard, MergeShards and
+// UpdateShardCount reshard it while old records stay readable in CLOSED
+// parent shards until retention expires them. GetShardIterator and
+// GetRecords read one shard; a ShardReader reads the whole stream, parents
+// before children, so that each partition key's records come in the order
+// they were put:
+//
+//	ss, err := xstream.NewShardedStream(xstream.ShardedArgs{Shards: 4})
+//	res, err := ss.Put("sensor-1234", xstream.PutArgs{}, fields...)
+//	err = ss.SplitShard(res.ShardID, newStartingHashKey)
+//	r, err := ss.NewReader()
+//	recs, err := r.Read(ctx, xstream.ReadArgs{Count: 100, Block: time.Second})
+//
 // # Storage and cost
 //
 // Entries live in blocks of up to 100 entries in one pointer-free byte

@@ -16,7 +16,7 @@ func shardExampleClock(t time.Time) (func() time.Time, func(time.Duration)) {
 
 func ExampleShardedStream_Put() {
 	ss, _ := xstream.NewShardedStream(xstream.ShardedArgs{Shards: 4})
-	res, _ := ss.Put("sensor-1234", xstream.Fields("temperature", "19.8"), xstream.PutArgs{})
+	res, _ := ss.Put("sensor-1234", xstream.PutArgs{}, xstream.Fields("temperature", "19.8")...)
 	fmt.Println(res.ShardID)
 	fmt.Println(xstream.PartitionHashKey("sensor-1234"))
 	// Output:
@@ -40,8 +40,8 @@ func ExampleShardedStream_SplitShard() {
 func ExampleShardedStream_GetRecords() {
 	now, _ := shardExampleClock(time.UnixMilli(1_700_000_000_000))
 	ss, _ := xstream.NewShardedStream(xstream.ShardedArgs{Shards: 1}, xstream.WithClock(now))
-	_, _ = ss.Put("a", xstream.Fields("n", "1"), xstream.PutArgs{})
-	_, _ = ss.Put("b", xstream.Fields("n", "2"), xstream.PutArgs{})
+	_, _ = ss.Put("a", xstream.PutArgs{}, xstream.Fields("n", "1")...)
+	_, _ = ss.Put("b", xstream.PutArgs{}, xstream.Fields("n", "2")...)
 	_ = ss.SplitShard("shardId-000000000000", "1000")
 
 	it, _ := ss.GetShardIterator("shardId-000000000000", xstream.IteratorArgs{Type: xstream.TrimHorizon})
@@ -67,10 +67,10 @@ func ExampleShardedStream_GetRecords() {
 func ExampleShardReader() {
 	ss, _ := xstream.NewShardedStream(xstream.ShardedArgs{Shards: 2})
 	for i := range 3 {
-		_, _ = ss.Put("user-7", xstream.Fields("n", fmt.Sprint(i)), xstream.PutArgs{})
+		_, _ = ss.Put("user-7", xstream.PutArgs{}, xstream.Fields("n", fmt.Sprint(i))...)
 	}
 	_ = ss.UpdateShardCount(4)
-	_, _ = ss.Put("user-7", xstream.Fields("n", "3"), xstream.PutArgs{})
+	_, _ = ss.Put("user-7", xstream.PutArgs{}, xstream.Fields("n", "3")...)
 
 	r, _ := ss.NewReader()
 	recs, _ := r.Read(context.Background(), xstream.ReadArgs{})
@@ -104,7 +104,7 @@ func ExampleShardedStream_Lineage() {
 func ExampleShardedStream_SetRetention() {
 	now, advance := shardExampleClock(time.UnixMilli(1_700_000_000_000))
 	ss, _ := xstream.NewShardedStream(xstream.ShardedArgs{Shards: 1, Retention: time.Hour}, xstream.WithClock(now))
-	_, _ = ss.Put("a", xstream.Fields("n", "1"), xstream.PutArgs{})
+	_, _ = ss.Put("a", xstream.PutArgs{}, xstream.Fields("n", "1")...)
 	_ = ss.SplitShard("shardId-000000000000", "1000")
 	advance(2 * time.Hour)
 	shards, _ := ss.ListShards(xstream.ShardFilter{})
@@ -119,7 +119,7 @@ func ExampleShardedStream_SetRetention() {
 func ExampleShardedStream_ScanShard() {
 	ss, _ := xstream.NewShardedStream(xstream.ShardedArgs{Shards: 1})
 	for _, k := range []string{"a", "b", "c"} {
-		_, _ = ss.Put(k, xstream.Fields("key", k), xstream.PutArgs{})
+		_, _ = ss.Put(k, xstream.PutArgs{}, xstream.Fields("key", k)...)
 	}
 	for rec, err := range ss.ScanShard("shardId-000000000000", xstream.IteratorArgs{Type: xstream.TrimHorizon}) {
 		if err != nil {
@@ -132,4 +132,26 @@ func ExampleShardedStream_ScanShard() {
 	// a [{key a}]
 	// b [{key b}]
 	// c [{key c}]
+}
+
+func ExampleShardedStream_ReadGroup() {
+	ss, _ := xstream.NewShardedStream(xstream.ShardedArgs{Shards: 1})
+	_ = ss.CreateGroup("billing", xstream.ShardGroupOptions{StrictOrder: true})
+	_, _ = ss.Put("order-1", xstream.PutArgs{}, xstream.Fields("event", "created")...)
+	_ = ss.SplitShard("shardId-000000000000", "170141183460469231731687303715884105728")
+	_, _ = ss.Put("order-1", xstream.PutArgs{}, xstream.Fields("event", "paid")...)
+
+	ctx := context.Background()
+	recs, _ := ss.ReadGroup(ctx, "billing", "worker-1", xstream.ReadGroupArgs{})
+	fmt.Println(len(recs), recs[0].Fields[0].Value, recs[0].ShardID)
+	// The child shard waits until the parent's record is acknowledged.
+	more, _ := ss.ReadGroup(ctx, "billing", "worker-1", xstream.ReadGroupArgs{})
+	fmt.Println(len(more))
+	_, _ = ss.Ack("billing", xstream.RecordRef{ShardID: recs[0].ShardID, SequenceNumber: recs[0].SequenceNumber})
+	more, _ = ss.ReadGroup(ctx, "billing", "worker-1", xstream.ReadGroupArgs{})
+	fmt.Println(len(more), more[0].Fields[0].Value, more[0].ShardID)
+	// Output:
+	// 1 created shardId-000000000000
+	// 0
+	// 1 paid shardId-000000000001
 }

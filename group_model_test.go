@@ -142,7 +142,7 @@ func TestGroupsAgainstModel(t *testing.T) {
 
 func gmRun(t *testing.T, seed uint64, steps int) {
 	rng := rand.New(rand.NewPCG(seed, 99))
-	clk := newGTClock()
+	clk := newTestClock(1_700_000_000_000)
 	s := NewStream(WithClock(clk.now))
 	m := &gmModel{groups: map[string]*gmGroup{}, now: clk.now().UnixMilli()}
 	ctx := context.Background()

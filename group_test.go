@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
@@ -12,29 +11,9 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// gtClock is a manual clock for group tests.
-type gtClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newGTClock() *gtClock { return &gtClock{t: time.UnixMilli(1_700_000_000_000)} }
-
-func (c *gtClock) now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *gtClock) advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
-
 // gtStream returns a stream on clk with entries 1-0 … n-0, each with the
 // field "n" holding its number.
-func gtStream(t testing.TB, clk *gtClock, n int) *Stream {
+func gtStream(t testing.TB, clk *testClock, n int) *Stream {
 	t.Helper()
 	s := NewStream(WithClock(clk.now))
 	for i := 1; i <= n; i++ {
@@ -77,7 +56,7 @@ func gtUnchanged(t *testing.T, s *Stream, sentinel error, want string, fn func()
 func i64(v int64) *int64 { return &v }
 
 func TestCreateGroup(t *testing.T) {
-	clk := newGTClock()
+	clk := newTestClock(1_700_000_000_000)
 	s := gtStream(t, clk, 3)
 	require.NoError(t, s.CreateGroup("zeta", "$", GroupOptions{}))
 	require.NoError(t, s.CreateGroup("alpha", "0", GroupOptions{}))
@@ -107,7 +86,7 @@ func TestCreateGroup(t *testing.T) {
 }
 
 func TestSetGroupID(t *testing.T) {
-	clk := newGTClock()
+	clk := newTestClock(1_700_000_000_000)
 	s := gtStream(t, clk, 5)
 	require.NoError(t, s.CreateGroup("g", "0", GroupOptions{}))
 	es, err := s.ReadGroup(context.Background(), "g", "alice", ">", ReadGroupArgs{Count: 3})
@@ -147,7 +126,7 @@ func TestSetGroupID(t *testing.T) {
 }
 
 func TestDestroyGroupAndConsumers(t *testing.T) {
-	clk := newGTClock()
+	clk := newTestClock(1_700_000_000_000)
 	s := gtStream(t, clk, 4)
 	assert.False(t, s.DestroyGroup("g"))
 	require.NoError(t, s.CreateGroup("g", "0", GroupOptions{}))
@@ -191,7 +170,7 @@ func TestDestroyGroupAndConsumers(t *testing.T) {
 }
 
 func TestReadGroupNew(t *testing.T) {
-	clk := newGTClock()
+	clk := newTestClock(1_700_000_000_000)
 	s := gtStream(t, clk, 5)
 	s.name = "orders"
 	ctx := context.Background()
@@ -250,7 +229,7 @@ func TestReadGroupNew(t *testing.T) {
 }
 
 func TestReadGroupHistory(t *testing.T) {
-	clk := newGTClock()
+	clk := newTestClock(1_700_000_000_000)
 	s := gtStream(t, clk, 4)
 	ctx := context.Background()
 	require.NoError(t, s.CreateGroup("g", "0", GroupOptions{}))
@@ -287,7 +266,7 @@ func TestReadGroupHistory(t *testing.T) {
 }
 
 func TestAck(t *testing.T) {
-	clk := newGTClock()
+	clk := newTestClock(1_700_000_000_000)
 	s := gtStream(t, clk, 5)
 	require.NoError(t, s.CreateGroup("g", "0", GroupOptions{}))
 	_, err := s.ReadGroup(context.Background(), "g", "c", ">", ReadGroupArgs{})
@@ -311,7 +290,7 @@ func TestAck(t *testing.T) {
 }
 
 func TestPendingRange(t *testing.T) {
-	clk := newGTClock()
+	clk := newTestClock(1_700_000_000_000)
 	s := gtStream(t, clk, 6)
 	ctx := context.Background()
 	require.NoError(t, s.CreateGroup("g", "0", GroupOptions{}))
@@ -361,7 +340,7 @@ func TestPendingRange(t *testing.T) {
 }
 
 func TestClaim(t *testing.T) {
-	clk := newGTClock()
+	clk := newTestClock(1_700_000_000_000)
 	s := gtStream(t, clk, 6)
 	ctx := context.Background()
 	require.NoError(t, s.CreateGroup("g", "0", GroupOptions{}))
@@ -452,7 +431,7 @@ func TestClaim(t *testing.T) {
 }
 
 func TestAutoClaim(t *testing.T) {
-	clk := newGTClock()
+	clk := newTestClock(1_700_000_000_000)
 	s := gtStream(t, clk, 10)
 	ctx := context.Background()
 	require.NoError(t, s.CreateGroup("g", "0", GroupOptions{}))
@@ -497,7 +476,7 @@ func TestAutoClaim(t *testing.T) {
 }
 
 func TestAutoClaimScanBound(t *testing.T) {
-	clk := newGTClock()
+	clk := newTestClock(1_700_000_000_000)
 	s := gtStream(t, clk, 50)
 	require.NoError(t, s.CreateGroup("g", "0", GroupOptions{}))
 	_, err := s.ReadGroup(context.Background(), "g", "a", ">", ReadGroupArgs{Count: 45})
@@ -524,7 +503,7 @@ func TestAutoClaimScanBound(t *testing.T) {
 }
 
 func TestNack(t *testing.T) {
-	clk := newGTClock()
+	clk := newTestClock(1_700_000_000_000)
 	s := gtStream(t, clk, 5)
 	ctx := context.Background()
 	require.NoError(t, s.CreateGroup("g", "0", GroupOptions{}))
@@ -586,7 +565,7 @@ func TestNack(t *testing.T) {
 
 // TestLagWithDeletes follows Redis's "Consumer group lag with XDELs".
 func TestLagWithDeletes(t *testing.T) {
-	clk := newGTClock()
+	clk := newTestClock(1_700_000_000_000)
 	s := gtStream(t, clk, 5)
 	ctx := context.Background()
 	_, err := s.Delete("3")
@@ -633,7 +612,7 @@ func TestLagWithDeletes(t *testing.T) {
 }
 
 func TestConsumerIdleAndInfoFull(t *testing.T) {
-	clk := newGTClock()
+	clk := newTestClock(1_700_000_000_000)
 	s := gtStream(t, clk, 3)
 	ctx := context.Background()
 	require.NoError(t, s.CreateGroup("g", "0", GroupOptions{}))
@@ -674,7 +653,7 @@ func TestConsumerIdleAndInfoFull(t *testing.T) {
 }
 
 func TestDeletePolicies(t *testing.T) {
-	clk := newGTClock()
+	clk := newTestClock(1_700_000_000_000)
 	ctx := context.Background()
 	setup := func() *Stream {
 		s := gtStream(t, clk, 6)
@@ -776,7 +755,7 @@ func TestDeletePolicies(t *testing.T) {
 }
 
 func TestDBGroups(t *testing.T) {
-	clk := newGTClock()
+	clk := newTestClock(1_700_000_000_000)
 	db := NewDB(WithClock(clk.now))
 	ctx := context.Background()
 
@@ -841,7 +820,7 @@ func TestGroupErrorsNameStreamAndGroup(t *testing.T) {
 }
 
 func TestAckIDs(t *testing.T) {
-	clk := newGTClock()
+	clk := newTestClock(1_700_000_000_000)
 	s := gtStream(t, clk, 3)
 	require.NoError(t, s.CreateGroup("g", "0", GroupOptions{}))
 	es, err := s.ReadGroup(context.Background(), "g", "c", ">", ReadGroupArgs{})
@@ -857,7 +836,7 @@ func TestAckIDs(t *testing.T) {
 func TestReadGroupNoAckLeavesPendingEntry(t *testing.T) {
 	// As in Redis: a NoAck delivery of an entry that is pending (after
 	// SetGroupID moved the group back) leaves its PEL entry as it was.
-	clk := newGTClock()
+	clk := newTestClock(1_700_000_000_000)
 	s := gtStream(t, clk, 2)
 	ctx := context.Background()
 	require.NoError(t, s.CreateGroup("g", "0", GroupOptions{}))
@@ -876,7 +855,7 @@ func TestReadGroupNoAckLeavesPendingEntry(t *testing.T) {
 }
 
 func TestConsumerNumbersReusedSafely(t *testing.T) {
-	clk := newGTClock()
+	clk := newTestClock(1_700_000_000_000)
 	s := gtStream(t, clk, 6)
 	ctx := context.Background()
 	require.NoError(t, s.CreateGroup("g", "0", GroupOptions{}))
@@ -904,7 +883,7 @@ func TestConsumerNumbersReusedSafely(t *testing.T) {
 }
 
 func TestClaimSeenAndActiveTimes(t *testing.T) {
-	clk := newGTClock()
+	clk := newTestClock(1_700_000_000_000)
 	s := gtStream(t, clk, 2)
 	ctx := context.Background()
 	require.NoError(t, s.CreateGroup("g", "0", GroupOptions{}))
@@ -929,4 +908,29 @@ func TestClaimSeenAndActiveTimes(t *testing.T) {
 		{Name: "b", Idle: 2 * time.Second},
 		{Name: "c", Pending: 1, Idle: time.Second, Inactive: time.Second, InactiveKnown: true},
 	}, cs)
+}
+
+// A group that falls behind a trim must not keep a stale entries-read
+// counter: once it has read everything its lag is 0 (Redis 7.2 rule).
+func TestLagAfterTrimPastGroup(t *testing.T) {
+	s := NewStream()
+	for i := 1; i <= 10; i++ {
+		_, err := s.Add(AddArgs{ID: strconv.Itoa(i)}, Fields("n", strconv.Itoa(i))...)
+		require.NoError(t, err)
+	}
+	require.NoError(t, s.CreateGroup("g", "0", GroupOptions{}))
+	got, err := s.ReadGroup(t.Context(), "g", "c", ">", ReadGroupArgs{Count: 3})
+	require.NoError(t, err)
+	require.Len(t, got, 3)
+	_, err = s.Trim(TrimArgs{Strategy: TrimMaxLen, MaxLen: 2})
+	require.NoError(t, err)
+	got, err = s.ReadGroup(t.Context(), "g", "c", ">", ReadGroupArgs{})
+	require.NoError(t, err)
+	require.Len(t, got, 2)
+	gs := s.Groups()
+	require.Len(t, gs, 1)
+	require.Equal(t, int64(10), gs[0].EntriesRead)
+	require.True(t, gs[0].EntriesReadKnown)
+	require.Equal(t, int64(0), gs[0].Lag)
+	require.True(t, gs[0].LagKnown)
 }

@@ -44,10 +44,22 @@ func (s *Stream) estimateDistance(id ID) int64 {
 	return entriesReadUnknown
 }
 
+// counterValidLocked reports whether the group's entries-read counter can
+// be trusted: it is known, the group has not fallen behind the stream's
+// first entry (trimming past the group's last delivered ID makes the
+// counter stale), and no entry after the group's last delivered ID was
+// deleted. The trim condition is Redis 7.2's; Redis 7.0 lacks it and
+// reports a lag that never reaches 0 after such a trim.
+func (s *Stream) counterValidLocked(g *group) bool {
+	return g.entriesRead != entriesReadUnknown && !g.lastID.Less(s.firstID) && !s.rangeHasTombstones(g.lastID)
+}
+
 // advanceLocked records that id, greater than the group's last delivered
 // ID, was delivered.
 func (s *Stream) advanceLocked(g *group, id ID) {
-	if g.entriesRead != entriesReadUnknown && !s.rangeHasTombstones(id) {
+	// Redis checks for deletions from the delivered entry on, not from
+	// the group's previous last ID (streamReplyWithRange).
+	if g.entriesRead != entriesReadUnknown && !g.lastID.Less(s.firstID) && !s.rangeHasTombstones(id) {
 		g.entriesRead++
 	} else if s.entriesAdded != 0 {
 		g.entriesRead = s.estimateDistance(id)
@@ -60,7 +72,7 @@ func (s *Stream) lagLocked(g *group) (int64, bool) {
 	if s.entriesAdded == 0 {
 		return 0, true
 	}
-	if g.entriesRead != entriesReadUnknown && !s.rangeHasTombstones(g.lastID) {
+	if s.counterValidLocked(g) {
 		return s.entriesAdded - g.entriesRead, true
 	}
 	if read := s.estimateDistance(g.lastID); read != entriesReadUnknown {

@@ -30,6 +30,12 @@ func (c *testClock) set(ms int64) {
 	c.mu.Unlock()
 }
 
+func (c *testClock) advance(d time.Duration) {
+	c.mu.Lock()
+	c.ms += d.Milliseconds()
+	c.mu.Unlock()
+}
+
 // reading is the entry of the benchmark workload.
 func reading(sensor, temp string) []Field {
 	return Fields("sensor-id", sensor, "temperature", temp)

@@ -11,14 +11,14 @@ import (
 
 // putN puts n records with key pk into the one-shard stream, one ms apart,
 // and returns their sequence numbers.
-func putShardRecords(t testing.TB, ss *ShardedStream, clk *shardClock, pk string, n int) []ID {
+func putShardRecords(t testing.TB, ss *ShardedStream, clk *testClock, pk string, n int) []ID {
 	t.Helper()
 	var ids []ID
 	for i := range n {
-		r, err := ss.Put(pk, Fields("i", strconv.Itoa(i)), PutArgs{})
+		r, err := ss.Put(pk, PutArgs{}, Fields("i", strconv.Itoa(i))...)
 		require.NoError(t, err)
 		ids = append(ids, r.SequenceNumber)
-		clk.Advance(time.Millisecond)
+		clk.advance(time.Millisecond)
 	}
 	return ids
 }
@@ -39,7 +39,7 @@ func shardIter(t testing.TB, ss *ShardedStream, shard string, a IteratorArgs) *S
 }
 
 func TestIteratorTypes(t *testing.T) {
-	clk := newShardClock()
+	clk := newTestClock(1_700_000_000_000)
 	ss := newSharded(t, 1, clk)
 	const sh = "shardId-000000000000"
 	ids := putShardRecords(t, ss, clk, "k", 10)
@@ -66,7 +66,7 @@ func TestIteratorTypes(t *testing.T) {
 	assert.Equal(t, ids[6:], recordSeqs(res.Records))
 	res = get(shardIter(t, ss, sh, IteratorArgs{Type: AtTimestamp, Timestamp: time.UnixMilli(0)}), 0)
 	assert.Equal(t, ids, recordSeqs(res.Records))
-	res = get(shardIter(t, ss, sh, IteratorArgs{Type: AtTimestamp, Timestamp: clk.Now().Add(time.Hour)}), 0)
+	res = get(shardIter(t, ss, sh, IteratorArgs{Type: AtTimestamp, Timestamp: clk.now().Add(time.Hour)}), 0)
 	assert.Empty(t, res.Records)
 
 	latest := shardIter(t, ss, sh, IteratorArgs{Type: Latest})
@@ -88,7 +88,7 @@ func TestIteratorTypes(t *testing.T) {
 			break
 		}
 		if len(all) < 12 {
-			want := clk.Now().UnixMilli() - int64(ids[len(all)].Ms)
+			want := clk.now().UnixMilli() - int64(ids[len(all)].Ms)
 			assert.Equal(t, want, res.MillisBehindLatest)
 		}
 		it = res.NextShardIterator
@@ -99,7 +99,7 @@ func TestIteratorTypes(t *testing.T) {
 }
 
 func TestGetRecordsAtShardEnd(t *testing.T) {
-	clk := newShardClock()
+	clk := newTestClock(1_700_000_000_000)
 	ss := newSharded(t, 1, clk)
 	const sh = "shardId-000000000000"
 	ids := putShardRecords(t, ss, clk, "k", 5)
@@ -140,7 +140,7 @@ func TestGetRecordsAtShardEnd(t *testing.T) {
 }
 
 func TestIteratorBadInput(t *testing.T) {
-	clk := newShardClock()
+	clk := newTestClock(1_700_000_000_000)
 	ss := newSharded(t, 1, clk)
 	other := newSharded(t, 1, clk)
 	const sh = "shardId-000000000000"
@@ -201,20 +201,20 @@ func TestIteratorBadInput(t *testing.T) {
 }
 
 func TestRetentionTrimsAndExpires(t *testing.T) {
-	clk := newShardClock()
+	clk := newTestClock(1_700_000_000_000)
 	ss := newSharded(t, 1, clk)
 	const sh = "shardId-000000000000"
 	old := putShardRecords(t, ss, clk, "k", 3) // at t0, t0+1, t0+2
 	parentIt := shardIter(t, ss, sh, IteratorArgs{Type: AfterSequenceNumber, SequenceNumber: old[0].String()})
 	horizonIt := shardIter(t, ss, sh, IteratorArgs{Type: TrimHorizon})
 	require.NoError(t, ss.SplitShard(sh, "1000")) // closed at t0+3
-	clk.Advance(time.Hour)
-	newer, err := ss.Put("k", Fields("i", "late"), PutArgs{ExplicitHashKey: "5"})
+	clk.advance(time.Hour)
+	newer, err := ss.Put("k", PutArgs{ExplicitHashKey: "5"}, Fields("i", "late")...)
 	require.NoError(t, err)
 
 	// At t0+2+24h the records of t0 and t0+1 are out of the retention
 	// window; the shard expires once its closing time (t0+3) is.
-	clk.Advance(DefaultRetention - time.Hour - time.Millisecond)
+	clk.advance(DefaultRetention - time.Hour - time.Millisecond)
 	res, err := ss.GetRecords(horizonIt, 0)
 	require.NoError(t, err)
 	assert.Equal(t, old[2:], recordSeqs(res.Records), "records older than the retention period are dropped")
@@ -228,7 +228,7 @@ func TestRetentionTrimsAndExpires(t *testing.T) {
 	assert.Equal(t, old[2:], recordSeqs(res.Records), "AT_TIMESTAMP before the horizon means TRIM_HORIZON")
 	assert.Equal(t, ShardClosed, shardByID(t, ss, sh).State)
 
-	clk.Advance(2 * time.Millisecond)
+	clk.advance(2 * time.Millisecond)
 	assert.Equal(t, ShardExpired, shardByID(t, ss, sh).State)
 	assert.Equal(t, []string{"shardId-000000000001", "shardId-000000000002"}, shardIDs(mustList(t, ss, ShardFilter{})))
 	_, err = ss.GetRecords(horizonIt, 0)
@@ -253,11 +253,11 @@ func TestRetentionTrimsAndExpires(t *testing.T) {
 }
 
 func TestRetentionOnPutOnly(t *testing.T) {
-	clk := newShardClock()
-	ss, err := NewShardedStream(ShardedArgs{Shards: 1, Retention: time.Minute}, WithClock(clk.Now))
+	clk := newTestClock(1_700_000_000_000)
+	ss, err := NewShardedStream(ShardedArgs{Shards: 1, Retention: time.Minute}, WithClock(clk.now))
 	require.NoError(t, err)
 	putShardRecords(t, ss, clk, "k", 100)
-	clk.Advance(2 * time.Minute)
+	clk.advance(2 * time.Minute)
 	putShardRecords(t, ss, clk, "k", 1)
 	// Put alone, with no read, gave the memory back.
 	ss.mu.RLock()
@@ -267,7 +267,7 @@ func TestRetentionOnPutOnly(t *testing.T) {
 }
 
 func TestScanShard(t *testing.T) {
-	clk := newShardClock()
+	clk := newTestClock(1_700_000_000_000)
 	ss := newSharded(t, 1, clk)
 	const sh = "shardId-000000000000"
 	want := putShardRecords(t, ss, clk, "k", 600)
@@ -277,7 +277,7 @@ func TestScanShard(t *testing.T) {
 		got = append(got, r.SequenceNumber)
 		if len(got) == 300 {
 			// The loop body may write: the scan sees it, being open.
-			res, err := ss.Put("k", Fields("i", "more"), PutArgs{})
+			res, err := ss.Put("k", PutArgs{}, Fields("i", "more")...)
 			require.NoError(t, err)
 			want = append(want, res.SequenceNumber)
 		}
@@ -310,7 +310,7 @@ func TestScanShard(t *testing.T) {
 	require.Len(t, errs, 1)
 	require.ErrorIs(t, errs[0], ErrShardNotFound)
 
-	clk.Advance(DefaultRetention + time.Second)
+	clk.advance(DefaultRetention + time.Second)
 	errs = errs[:0]
 	for _, err := range ss.ScanShard(sh, IteratorArgs{}) {
 		errs = append(errs, err)

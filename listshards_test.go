@@ -18,17 +18,17 @@ func shardNums(nums ...int) []string {
 }
 
 func TestListShardsFilters(t *testing.T) {
-	clk := newShardClock()
-	t0 := clk.Now()
+	clk := newTestClock(1_700_000_000_000)
+	t0 := clk.now()
 	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
 	ss := newSharded(t, 2, clk) // 0, 1 at t0
-	r, err := ss.Put("k", Fields("v", "1"), PutArgs{ExplicitHashKey: "7"})
+	r, err := ss.Put("k", PutArgs{ExplicitHashKey: "7"}, Fields("v", "1")...)
 	require.NoError(t, err)
-	clk.Advance(10 * time.Millisecond)
+	clk.advance(10 * time.Millisecond)
 	require.NoError(t, ss.SplitShard(shardID(0), "1000")) // 2, 3 at t0+10
-	clk.Advance(10 * time.Millisecond)
+	clk.advance(10 * time.Millisecond)
 	require.NoError(t, ss.MergeShards(shardID(2), shardID(3))) // 4 at t0+20
-	clk.Advance(10 * time.Millisecond)
+	clk.advance(10 * time.Millisecond)
 
 	list := func(f ShardFilter) []string { return shardIDs(mustList(t, ss, f)) }
 	assert.Equal(t, shardNums(1, 4), list(ShardFilter{Type: FilterAtLatest}))
@@ -57,7 +57,7 @@ func TestListShardsFilters(t *testing.T) {
 	assert.Equal(t, shardID(3), byID[shardID(4)].AdjacentParentShardID)
 
 	// Move the trim horizon to t0+15: shard 0 (closed at t0+10) expires.
-	clk.Advance(DefaultRetention - 15*time.Millisecond)
+	clk.advance(DefaultRetention - 15*time.Millisecond)
 	assert.Equal(t, shardNums(1, 2, 3, 4), list(ShardFilter{}))
 	assert.Equal(t, shardNums(1, 2, 3), list(ShardFilter{Type: FilterAtTrimHorizon}))
 	assert.Equal(t, shardNums(1, 2, 3, 4), list(ShardFilter{Type: FilterFromTimestamp, Timestamp: at(0)}))
@@ -74,7 +74,7 @@ func TestListShardsFilters(t *testing.T) {
 }
 
 func TestLineageString(t *testing.T) {
-	clk := newShardClock()
+	clk := newTestClock(1_700_000_000_000)
 	ss := newSharded(t, 2, clk)
 	require.NoError(t, ss.SplitShard(shardID(0), "1000"))
 	require.NoError(t, ss.MergeShards(shardID(3), shardID(1)))

@@ -22,7 +22,9 @@ type Checkpoint struct {
 // splits, merges and rescalings: it reads a child shard only after all its
 // parents were read to their end (EXPIRED parents do not hold it back),
 // and it spreads each read over the shards it may read. It is safe for
-// concurrent use; concurrent Reads deliver each record once.
+// concurrent use; concurrent Reads deliver each record once, but the order
+// of a key holds across the results of one goroutine's successive Reads,
+// not across Reads handled by different goroutines.
 type ShardReader struct {
 	ss *ShardedStream
 
@@ -40,8 +42,8 @@ type ShardReader struct {
 // checkpoints (as returned by ShardReader.Checkpoints) and reads every
 // other shard from its trim horizon. It fails, changing nothing, with
 // ErrShardNotFound (a checkpoint of an unknown shard) or
-// ErrInvalidArgument (two checkpoints of one shard, or a sequence number
-// beyond its shard's last). Checkpoints of EXPIRED shards are accepted and
+// ErrInvalidArgument (two checkpoints of one shard, a sequence number
+// beyond its shard's last, or ShardEnd for an OPEN shard). Checkpoints of EXPIRED shards are accepted and
 // have no effect. O(shards + checkpoints).
 func (ss *ShardedStream) NewReader(from ...Checkpoint) (*ShardReader, error) {
 	ss.mu.RLock()
@@ -64,8 +66,12 @@ func (ss *ShardedStream) NewReader(from ...Checkpoint) (*ShardReader, error) {
 		if last.Less(cp.SequenceNumber) {
 			return nil, errorf(ErrInvalidArgument, "checkpoint %s of shard %s is beyond its last sequence number %s", cp.SequenceNumber, cp.ShardID, last)
 		}
+		if cp.ShardEnd && sh.state == ShardOpen {
+			return nil, errorf(ErrInvalidArgument, "checkpoint of shard %s says ShardEnd, but the shard is OPEN", cp.ShardID)
+		}
 		r.pos[sh.num], r.done[sh.num] = cp.SequenceNumber, cp.ShardEnd
 	}
+	r.rebuildLocked() // drop the shards the checkpoints finished
 	return r, nil
 }
 
@@ -172,34 +178,53 @@ func (r *ShardReader) Read(ctx context.Context, args ReadArgs) ([]Record, error)
 	if err := args.check(); err != nil {
 		return nil, err
 	}
+	ss := r.ss
+	return ss.readLoop(ctx, args.Block, func(w *waiter, streams []*Stream) ([]Record, []*Stream, bool, error) {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		ss.mu.RLock()
+		defer ss.mu.RUnlock()
+		recs := r.passLocked(args.Count)
+		if len(recs) > 0 || w == nil {
+			return recs, streams, false, nil
+		}
+		streams, waiting := ss.registerLocked(w, r.eligibleLocked(), func(sh *shard) bool {
+			return sh.s.length > 0 && r.pos[sh.num].Less(sh.s.lastID)
+		}, streams)
+		return nil, streams, waiting, nil
+	})
+}
+
+// readLoop runs pass until it returns records or an error, or once when
+// block is 0. When pass finds nothing and w is not nil, it registers w and
+// returns the streams it registered w with and true; false means a record
+// came in meanwhile and pass runs again. readLoop waits with no lock held
+// and leaves no goroutine behind.
+func (ss *ShardedStream) readLoop(ctx context.Context, block time.Duration,
+	pass func(w *waiter, streams []*Stream) ([]Record, []*Stream, bool, error)) ([]Record, error) {
 	var (
 		w       *waiter
 		timeout <-chan time.Time
 		streams []*Stream
 	)
 	stop := func() {}
-	if args.Block != 0 {
+	if block != 0 {
 		w = newWaiter()
-		timeout, stop = newTimeout(args.Block)
+		timeout, stop = newTimeout(block)
 	}
 	defer stop()
-	ss := r.ss
 	for {
 		ss.expireNow()
-		r.mu.Lock()
-		ss.mu.RLock()
-		recs := r.passLocked(args.Count)
-		waiting := false
-		if len(recs) == 0 && w != nil {
-			streams, waiting = r.registerLocked(w, streams[:0])
+		recs, regs, waiting, err := pass(w, streams[:0])
+		streams = regs
+		if err != nil {
+			return nil, err
 		}
-		ss.mu.RUnlock()
-		r.mu.Unlock()
 		if len(recs) > 0 || w == nil {
 			return recs, nil
 		}
 		if !waiting {
-			continue // a record came in meanwhile
+			continue
 		}
 		again, err := w.wait(ctx, timeout)
 		ss.unregisterWaiter(w, streams)
@@ -209,27 +234,28 @@ func (r *ShardReader) Read(ctx context.Context, args ReadArgs) ([]Record, error)
 	}
 }
 
-// registerLocked registers w with the readable OPEN shards and with the
-// stream's reshard waiters. It reports false, registering nothing, when
-// one of the shards has a record the reader has not delivered.
-func (r *ShardReader) registerLocked(w *waiter, streams []*Stream) ([]*Stream, bool) {
-	for _, sh := range r.eligibleLocked() {
+// registerLocked registers w with the streams of shards and with the
+// stream's reshard waiters. fresh, called under a shard's stream lock,
+// says whether the shard has something to read: then registerLocked
+// registers nothing and reports false. The caller holds ss.mu.
+func (ss *ShardedStream) registerLocked(w *waiter, shards []*shard, fresh func(*shard) bool, streams []*Stream) ([]*Stream, bool) {
+	for _, sh := range shards {
 		s := sh.s
 		s.mu.Lock()
-		fresh := s.length > 0 && r.pos[sh.num].Less(s.lastID)
-		if !fresh {
+		f := fresh(sh)
+		if !f {
 			s.waiters.add(w)
 		}
 		s.mu.Unlock()
-		if fresh {
-			r.ss.unregisterWaiter(w, streams)
+		if f {
+			ss.unregisterWaiter(w, streams)
 			return streams[:0], false
 		}
 		streams = append(streams, s)
 	}
-	r.ss.waitMu.Lock()
-	r.ss.waiters.add(w)
-	r.ss.waitMu.Unlock()
+	ss.waitMu.Lock()
+	ss.waiters.add(w)
+	ss.waitMu.Unlock()
 	return streams, true
 }
 

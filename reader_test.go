@@ -45,7 +45,7 @@ type keyWriter struct {
 func (w *keyWriter) put(t testing.TB, keys ...string) {
 	t.Helper()
 	for _, k := range keys {
-		_, err := w.ss.Put(k, Fields("n", strconv.Itoa(w.sent[k])), PutArgs{})
+		_, err := w.ss.Put(k, PutArgs{}, Fields("n", strconv.Itoa(w.sent[k]))...)
 		require.NoError(t, err)
 		w.sent[k]++
 	}
@@ -70,7 +70,7 @@ func readAllShards(t testing.TB, r *ShardReader, count int) []Record {
 var shardKeys = []string{"alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet"}
 
 func TestReaderParentBeforeChild(t *testing.T) {
-	clk := newShardClock()
+	clk := newTestClock(1_700_000_000_000)
 	ss := newSharded(t, 2, clk)
 	w := &keyWriter{ss: ss, sent: map[string]int{}}
 	for range 5 {
@@ -117,11 +117,11 @@ func TestReaderParentBeforeChild(t *testing.T) {
 }
 
 func TestReaderSpreadsOverShards(t *testing.T) {
-	clk := newShardClock()
+	clk := newTestClock(1_700_000_000_000)
 	ss := newSharded(t, 4, clk)
 	for i := range 4 {
 		for range 50 {
-			_, err := ss.Put("k", Fields("n", "0"), PutArgs{ExplicitHashKey: uniformWidth(4).mul(uint64(i)).String()})
+			_, err := ss.Put("k", PutArgs{ExplicitHashKey: uniformWidth(4).mul(uint64(i)).String()}, Fields("n", "0")...)
 			require.NoError(t, err)
 		}
 	}
@@ -140,7 +140,7 @@ func TestReaderSpreadsOverShards(t *testing.T) {
 }
 
 func TestReaderCheckpointResume(t *testing.T) {
-	clk := newShardClock()
+	clk := newTestClock(1_700_000_000_000)
 	ss := newSharded(t, 2, clk)
 	w := &keyWriter{ss: ss, sent: map[string]int{}}
 	for range 10 {
@@ -195,7 +195,7 @@ func TestReaderCheckpointResume(t *testing.T) {
 }
 
 func TestNewReaderBadInput(t *testing.T) {
-	clk := newShardClock()
+	clk := newTestClock(1_700_000_000_000)
 	ss := newSharded(t, 1, clk)
 	_, err := ss.NewReader(Checkpoint{ShardID: "shardId-000000000009"})
 	require.ErrorIs(t, err, ErrShardNotFound)
@@ -213,13 +213,13 @@ func TestNewReaderBadInput(t *testing.T) {
 }
 
 func TestReaderExpiredParentDoesNotBlock(t *testing.T) {
-	clk := newShardClock()
+	clk := newTestClock(1_700_000_000_000)
 	ss := newSharded(t, 1, clk)
-	_, err := ss.Put("a", Fields("n", "0"), PutArgs{})
+	_, err := ss.Put("a", PutArgs{}, Fields("n", "0")...)
 	require.NoError(t, err)
 	require.NoError(t, ss.SplitShard(shardID(0), "1000"))
-	clk.Advance(DefaultRetention + time.Millisecond)
-	r2, err := ss.Put("b", Fields("n", "0"), PutArgs{ExplicitHashKey: "5"})
+	clk.advance(DefaultRetention + time.Millisecond)
+	r2, err := ss.Put("b", PutArgs{ExplicitHashKey: "5"}, Fields("n", "0")...)
 	require.NoError(t, err)
 	r, err := ss.NewReader(Checkpoint{ShardID: shardID(0)})
 	require.NoError(t, err, "a checkpoint of an expired shard is accepted")
@@ -230,7 +230,7 @@ func TestReaderExpiredParentDoesNotBlock(t *testing.T) {
 
 func TestReaderBlocks(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		clk := newShardClock()
+		clk := newTestClock(1_700_000_000_000)
 		ss := newSharded(t, 1, clk)
 		r, err := ss.NewReader()
 		require.NoError(t, err)
@@ -259,7 +259,7 @@ func TestReaderBlocks(t *testing.T) {
 			got <- rs
 		}()
 		synctest.Wait()
-		res, err := ss.Put("k", Fields("n", "0"), PutArgs{})
+		res, err := ss.Put("k", PutArgs{}, Fields("n", "0")...)
 		require.NoError(t, err)
 		assert.Equal(t, []ID{res.SequenceNumber}, recordSeqs(<-got))
 
@@ -273,7 +273,7 @@ func TestReaderBlocks(t *testing.T) {
 		synctest.Wait()
 		require.NoError(t, ss.SplitShard(shardID(0), "1000"))
 		synctest.Wait()
-		res, err = ss.Put("k", Fields("n", "1"), PutArgs{ExplicitHashKey: "2000"})
+		res, err = ss.Put("k", PutArgs{ExplicitHashKey: "2000"}, Fields("n", "1")...)
 		require.NoError(t, err)
 		assert.Equal(t, []ID{res.SequenceNumber}, recordSeqs(<-got))
 		assert.Equal(t, shardID(2), res.ShardID)
@@ -281,7 +281,7 @@ func TestReaderBlocks(t *testing.T) {
 }
 
 func TestReaderSharedByGoroutines(t *testing.T) {
-	clk := newShardClock()
+	clk := newTestClock(1_700_000_000_000)
 	ss := newSharded(t, 3, clk)
 	w := &keyWriter{ss: ss, sent: map[string]int{}}
 	for range 40 {
@@ -317,4 +317,28 @@ func TestReaderSharedByGoroutines(t *testing.T) {
 		}
 	}
 	assert.Len(t, seen, total)
+}
+
+// A ShardEnd checkpoint, as a lease table stores it, finishes the shard:
+// a new reader goes straight to the children and delivers nothing of it
+// again. ShardEnd for an OPEN shard is refused.
+func TestNewReaderShardEndCheckpoint(t *testing.T) {
+	clk := newTestClock(1_700_000_000_000)
+	ss := newSharded(t, 1, clk)
+	w := &keyWriter{ss: ss, sent: map[string]int{}}
+	w.put(t, "a", "b", "c")
+	require.NoError(t, ss.SplitShard(shardID(0), "1000"))
+	w.put(t, "a", "b", "c")
+
+	_, err := ss.NewReader(Checkpoint{ShardID: shardID(1), ShardEnd: true})
+	require.ErrorIs(t, err, ErrInvalidArgument)
+	assert.Contains(t, err.Error(), shardID(1))
+
+	r, err := ss.NewReader(Checkpoint{ShardID: shardID(0), ShardEnd: true})
+	require.NoError(t, err)
+	rs := readAllShards(t, r, 0)
+	require.Len(t, rs, 3, "only the children's records")
+	for _, rec := range rs {
+		assert.NotEqual(t, shardID(0), rec.ShardID)
+	}
 }

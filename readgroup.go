@@ -194,7 +194,9 @@ func (s *Stream) historyLocked(g *group, c *consumer, after ID, count int, now i
 // ctx is done, and an ErrNoGroup error if the group is destroyed. It holds
 // no lock while it waits and leaves no goroutine behind. Unlike Redis, a
 // ">" read whose undelivered entries were all deleted waits (or returns
-// nil) instead of returning an empty list at once.
+// nil) instead of returning an empty list at once. Entries served to a
+// blocked reader at the moment its ctx ends are returned with a nil error:
+// they are in its PEL either way, never lost.
 //
 // With an entry ID, it returns the consumer's own pending entries after
 // that ID (its history), never waits, and returns an empty, non-nil slice

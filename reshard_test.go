@@ -41,12 +41,12 @@ func (l Lineage) all() []ShardInfo {
 }
 
 func TestSplitShard(t *testing.T) {
-	clk := newShardClock()
+	clk := newTestClock(1_700_000_000_000)
 	ss := newSharded(t, 2, clk)
-	r, err := ss.Put("k", Fields("v", "1"), PutArgs{ExplicitHashKey: "100"})
+	r, err := ss.Put("k", PutArgs{ExplicitHashKey: "100"}, Fields("v", "1")...)
 	require.NoError(t, err)
 	require.Equal(t, "shardId-000000000000", r.ShardID)
-	clk.Advance(5 * time.Millisecond)
+	clk.advance(5 * time.Millisecond)
 	require.NoError(t, ss.SplitShard("shardId-000000000000", "1000"))
 	requirePartition(t, ss)
 
@@ -65,11 +65,11 @@ func TestSplitShard(t *testing.T) {
 	assert.True(t, r.SequenceNumber.Less(lo.SequenceNumberRange.StartingSequenceNumber) || r.SequenceNumber == lo.SequenceNumberRange.StartingSequenceNumber)
 
 	// New records go to the children; the parent's record stays readable.
-	r2, err := ss.Put("k", Fields("v", "2"), PutArgs{ExplicitHashKey: "100"})
+	r2, err := ss.Put("k", PutArgs{ExplicitHashKey: "100"}, Fields("v", "2")...)
 	require.NoError(t, err)
 	assert.Equal(t, "shardId-000000000002", r2.ShardID)
 	assert.True(t, lo.SequenceNumberRange.StartingSequenceNumber.Less(r2.SequenceNumber))
-	r3, err := ss.Put("k", Fields("v", "3"), PutArgs{ExplicitHashKey: "1000"})
+	r3, err := ss.Put("k", PutArgs{ExplicitHashKey: "1000"}, Fields("v", "3")...)
 	require.NoError(t, err)
 	assert.Equal(t, "shardId-000000000003", r3.ShardID)
 	it, err := ss.GetShardIterator("shardId-000000000000", IteratorArgs{Type: TrimHorizon})
@@ -81,7 +81,7 @@ func TestSplitShard(t *testing.T) {
 }
 
 func TestMergeShards(t *testing.T) {
-	clk := newShardClock()
+	clk := newTestClock(1_700_000_000_000)
 	ss := newSharded(t, 3, clk)
 	require.NoError(t, ss.MergeShards("shardId-000000000002", "shardId-000000000001"))
 	requirePartition(t, ss)
@@ -109,7 +109,7 @@ func shardSnap(ss *ShardedStream) shardSnapshot {
 }
 
 func TestReshardBadInput(t *testing.T) {
-	clk := newShardClock()
+	clk := newTestClock(1_700_000_000_000)
 	ss := newSharded(t, 4, clk)
 	require.NoError(t, ss.SplitShard("shardId-000000000000", "10"))
 	shards := mustList(t, ss, ShardFilter{})
@@ -151,10 +151,10 @@ func TestReshardBadInput(t *testing.T) {
 }
 
 func TestReshardExpiredShard(t *testing.T) {
-	clk := newShardClock()
+	clk := newTestClock(1_700_000_000_000)
 	ss := newSharded(t, 2, clk)
 	require.NoError(t, ss.MergeShards("shardId-000000000000", "shardId-000000000001"))
-	clk.Advance(DefaultRetention + time.Millisecond)
+	clk.advance(DefaultRetention + time.Millisecond)
 	before := shardSnap(ss)
 	err := ss.SplitShard("shardId-000000000000", "5")
 	require.ErrorIs(t, err, ErrShardExpired)
@@ -165,7 +165,7 @@ func TestReshardExpiredShard(t *testing.T) {
 }
 
 func TestReshardResourceInUse(t *testing.T) {
-	clk := newShardClock()
+	clk := newTestClock(1_700_000_000_000)
 	ss := newSharded(t, 2, clk)
 	var inner []error
 	var statuses []StreamStatus
@@ -189,7 +189,7 @@ func TestReshardResourceInUse(t *testing.T) {
 }
 
 func TestUpdateShardCount(t *testing.T) {
-	clk := newShardClock()
+	clk := newTestClock(1_700_000_000_000)
 	ss := newSharded(t, 3, clk)
 	steps := []int{6, 12, 7, 4, 2, 1, 2, 3, 5, 10, 10}
 	for _, target := range steps {
@@ -220,7 +220,7 @@ func TestUpdateShardCount(t *testing.T) {
 
 // doubling a uniform stream splits each shard exactly once.
 func TestUpdateShardCountDoubleIsSplits(t *testing.T) {
-	clk := newShardClock()
+	clk := newTestClock(1_700_000_000_000)
 	ss := newSharded(t, 4, clk)
 	require.NoError(t, ss.UpdateShardCount(8))
 	all := ss.Lineage().all()

@@ -112,6 +112,8 @@ type ShardedStream struct {
 
 	waitMu  sync.Mutex
 	waiters waitList // readers waiting for a reshard or expiry
+
+	groups map[string]*shardGroup // consumer groups; guarded by mu
 }
 
 // ShardedArgs holds the arguments of NewShardedStream.
@@ -179,6 +181,7 @@ func (ss *ShardedStream) newShardLocked(r HashKeyRange, parent, adjacent *shard,
 	}
 	ss.shards = append(ss.shards, sh)
 	ss.live = append(ss.live, sh)
+	ss.addGroupsLocked(sh)
 	return sh
 }
 
@@ -255,7 +258,7 @@ func (ss *ShardedStream) publishLocked() {
 }
 
 // add appends a record with an auto ID to the shard's stream, as
-// Stream.Add does, unless the shard was sealed by a reshard: then it
+// Stream.Add does (and waking readers as it does), unless the shard was sealed by a reshard: then it
 // reports false and adds nothing.
 func (sh *shard) add(fields []Field) (ID, bool, error) {
 	s := sh.s
@@ -273,6 +276,7 @@ func (sh *shard) add(fields []Field) (ID, bool, error) {
 		id, _ = s.lastID.Next()
 	}
 	s.appendLocked(id, fields)
+	s.serveGroupWaitersLocked()
 	s.waiters.wake()
 	return id, true, nil
 }
@@ -304,7 +308,7 @@ type PutResult struct {
 // checks, under the shard's own lock, that the shard is still open. So it
 // is atomic with respect to reshards: a record lands in a shard before the
 // shard's ending sequence number, or in a child, never in a closed shard.
-func (ss *ShardedStream) Put(partitionKey string, fields []Field, args PutArgs) (PutResult, error) {
+func (ss *ShardedStream) Put(partitionKey string, args PutArgs, fields ...Field) (PutResult, error) {
 	if err := checkPartitionKey(partitionKey); err != nil {
 		return PutResult{}, err
 	}
@@ -379,7 +383,7 @@ func (ss *ShardedStream) PutRecords(records []PutRecordsEntry) ([]PutRecordsResu
 	out := make([]PutRecordsResult, len(records))
 	failed := 0
 	for i, r := range records {
-		res, err := ss.Put(r.PartitionKey, r.Fields, PutArgs{ExplicitHashKey: r.ExplicitHashKey})
+		res, err := ss.Put(r.PartitionKey, PutArgs{ExplicitHashKey: r.ExplicitHashKey}, r.Fields...)
 		out[i] = PutRecordsResult{ShardID: res.ShardID, SequenceNumber: res.SequenceNumber, Err: err}
 		if err != nil {
 			failed++

@@ -57,7 +57,7 @@ func BenchmarkShardedPut(b *testing.B) {
 		b.ReportAllocs()
 		i := 0
 		for b.Loop() {
-			if _, err := ss.Put(keys[i%len(keys)], shardBenchFields, PutArgs{}); err != nil {
+			if _, err := ss.Put(keys[i%len(keys)], PutArgs{}, shardBenchFields...); err != nil {
 				b.Fatal(err)
 			}
 			i++
@@ -75,7 +75,7 @@ func BenchmarkShardedPut(b *testing.B) {
 		b.ReportAllocs()
 		i := 0
 		for b.Loop() {
-			if _, err := ss.Put(keys[i%len(keys)], shardBenchFields, PutArgs{ExplicitHashKey: hks[i%len(hks)]}); err != nil {
+			if _, err := ss.Put(keys[i%len(keys)], PutArgs{ExplicitHashKey: hks[i%len(hks)]}, shardBenchFields...); err != nil {
 				b.Fatal(err)
 			}
 			i++
@@ -89,7 +89,7 @@ func BenchmarkShardedPut(b *testing.B) {
 		b.ReportAllocs()
 		i := 0
 		for b.Loop() {
-			if _, err := ss.Put(keys[i%len(keys)], shardBenchFields, PutArgs{}); err != nil {
+			if _, err := ss.Put(keys[i%len(keys)], PutArgs{}, shardBenchFields...); err != nil {
 				b.Fatal(err)
 			}
 			i++
@@ -111,7 +111,7 @@ func BenchmarkSplitShard(b *testing.B) {
 				b.Fatal(err)
 			}
 			for range bc.n {
-				if _, err := ss.Put("k", shardBenchFields, PutArgs{}); err != nil {
+				if _, err := ss.Put("k", PutArgs{}, shardBenchFields...); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -155,7 +155,7 @@ func BenchmarkShardReader(b *testing.B) {
 		b.Fatal(err)
 	}
 	for i := range total {
-		if _, err := ss.Put("sensor-"+strconv.Itoa(i%1000), shardBenchFields, PutArgs{}); err != nil {
+		if _, err := ss.Put("sensor-"+strconv.Itoa(i%1000), PutArgs{}, shardBenchFields...); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -80,7 +80,7 @@ func TestShardedProperty(t *testing.T) {
 	)
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
-	clk := newShardClock()
+	clk := newTestClock(1_700_000_000_000)
 	ss := newSharded(t, 3, clk)
 
 	var wg sync.WaitGroup
@@ -106,7 +106,7 @@ func TestShardedProperty(t *testing.T) {
 					written.Add(2)
 					continue
 				}
-				if _, err := ss.Put(pk, Fields("n", strconv.Itoa(sent[k])), PutArgs{}); !assert.NoError(t, err) {
+				if _, err := ss.Put(pk, PutArgs{}, Fields("n", strconv.Itoa(sent[k]))...); !assert.NoError(t, err) {
 					return
 				}
 				sent[k]++
@@ -123,7 +123,7 @@ func TestShardedProperty(t *testing.T) {
 			rng := rand.New(rand.NewPCG(seed, 100+uint64(g)))
 			for range reshards {
 				op, err := randomReshard(ss, rng)
-				clk.Advance(time.Millisecond)
+				clk.advance(time.Millisecond)
 				if errors.Is(err, ErrResourceInUse) || errors.Is(err, ErrShardClosed) ||
 					(errors.Is(err, ErrInvalidArgument) && strings.HasPrefix(op, "scale")) {
 					continue // lost a race with the other resharder

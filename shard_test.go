@@ -4,7 +4,6 @@ import (
 	"crypto/md5"
 	"math/big"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -12,31 +11,9 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// shardClock is a clock tests move by hand.
-type shardClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newShardClock() *shardClock {
-	return &shardClock{t: time.UnixMilli(1_700_000_000_000)}
-}
-
-func (c *shardClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *shardClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
-
-func newSharded(t testing.TB, n int, clk *shardClock) *ShardedStream {
+func newSharded(t testing.TB, n int, clk *testClock) *ShardedStream {
 	t.Helper()
-	ss, err := NewShardedStream(ShardedArgs{Shards: n}, WithClock(clk.Now))
+	ss, err := NewShardedStream(ShardedArgs{Shards: n}, WithClock(clk.now))
 	require.NoError(t, err)
 	return ss
 }
@@ -96,7 +73,7 @@ func sortByStart(in []ShardInfo) {
 }
 
 func TestNewShardedStreamDividesEvenly(t *testing.T) {
-	clk := newShardClock()
+	clk := newTestClock(1_700_000_000_000)
 	for _, n := range []int{1, 2, 3, 7, 10} {
 		ss := newSharded(t, n, clk)
 		shards := mustList(t, ss, ShardFilter{})
@@ -135,12 +112,12 @@ func TestNewShardedStreamBadArgs(t *testing.T) {
 }
 
 func TestPutRoutesByMD5(t *testing.T) {
-	clk := newShardClock()
+	clk := newTestClock(1_700_000_000_000)
 	ss := newSharded(t, 4, clk)
 	shards := mustList(t, ss, ShardFilter{})
 	for i := range 200 {
 		pk := strings.Repeat("k", i%5+1) + string(rune('a'+i%26))
-		res, err := ss.Put(pk, Fields("n", "1"), PutArgs{})
+		res, err := ss.Put(pk, PutArgs{}, Fields("n", "1")...)
 		require.NoError(t, err)
 		sum := md5.Sum([]byte(pk))
 		want := new(big.Int).SetBytes(sum[:])
@@ -156,13 +133,13 @@ func TestPutRoutesByMD5(t *testing.T) {
 }
 
 func TestPutExplicitHashKeyAndOrder(t *testing.T) {
-	clk := newShardClock()
+	clk := newTestClock(1_700_000_000_000)
 	ss := newSharded(t, 2, clk)
-	r1, err := ss.Put("a", Fields("v", "1"), PutArgs{ExplicitHashKey: "0"})
+	r1, err := ss.Put("a", PutArgs{ExplicitHashKey: "0"}, Fields("v", "1")...)
 	require.NoError(t, err)
-	r2, err := ss.Put("a", Fields("v", "2"), PutArgs{ExplicitHashKey: "340282366920938463463374607431768211455"})
+	r2, err := ss.Put("a", PutArgs{ExplicitHashKey: "340282366920938463463374607431768211455"}, Fields("v", "2")...)
 	require.NoError(t, err)
-	r3, err := ss.Put("b", Fields("v", "3"), PutArgs{ExplicitHashKey: "1"})
+	r3, err := ss.Put("b", PutArgs{ExplicitHashKey: "1"}, Fields("v", "3")...)
 	require.NoError(t, err)
 	assert.Equal(t, "shardId-000000000000", r1.ShardID)
 	assert.Equal(t, "shardId-000000000001", r2.ShardID)
@@ -176,11 +153,11 @@ func TestPutExplicitHashKeyAndOrder(t *testing.T) {
 	require.Len(t, got.Records, 2)
 	assert.Equal(t, Record{ShardID: r1.ShardID, SequenceNumber: r1.SequenceNumber, PartitionKey: "a", Fields: Fields("v", "1")}, got.Records[0])
 	assert.Equal(t, Record{ShardID: r1.ShardID, SequenceNumber: r3.SequenceNumber, PartitionKey: "b", Fields: Fields("v", "3")}, got.Records[1])
-	assert.Equal(t, clk.Now().UnixMilli(), got.Records[0].ArrivalTime().UnixMilli())
+	assert.Equal(t, clk.now().UnixMilli(), got.Records[0].ArrivalTime().UnixMilli())
 }
 
 func TestPutBadInput(t *testing.T) {
-	clk := newShardClock()
+	clk := newTestClock(1_700_000_000_000)
 	ss := newSharded(t, 2, clk)
 	cases := []struct {
 		pk, ehk string
@@ -198,12 +175,12 @@ func TestPutBadInput(t *testing.T) {
 		{"k", "", nil, ErrNoFields, `"k"`},
 	}
 	for _, c := range cases {
-		_, err := ss.Put(c.pk, c.fields, PutArgs{ExplicitHashKey: c.ehk})
+		_, err := ss.Put(c.pk, PutArgs{ExplicitHashKey: c.ehk}, c.fields...)
 		require.ErrorIs(t, err, c.err, "pk %q ehk %q", c.pk, c.ehk)
 		assert.Contains(t, err.Error(), c.msg)
 	}
 	// 256 characters of two bytes each are fine.
-	_, err := ss.Put(strings.Repeat("é", 256), Fields("a", "b"), PutArgs{})
+	_, err := ss.Put(strings.Repeat("é", 256), PutArgs{}, Fields("a", "b")...)
 	require.NoError(t, err)
 	total := 0
 	for _, s := range mustList(t, ss, ShardFilter{}) {
@@ -217,7 +194,7 @@ func TestPutBadInput(t *testing.T) {
 }
 
 func TestPutRecords(t *testing.T) {
-	clk := newShardClock()
+	clk := newTestClock(1_700_000_000_000)
 	ss := newSharded(t, 3, clk)
 	res, failed, err := ss.PutRecords([]PutRecordsEntry{
 		{PartitionKey: "a", Fields: Fields("v", "1")},
@@ -323,9 +300,9 @@ func TestShardNamesAndRanges(t *testing.T) {
 func TestPutClockBeforeEpoch(t *testing.T) {
 	ss, err := NewShardedStream(ShardedArgs{Shards: 1}, WithClock(func() time.Time { return time.Unix(-10, 0) }))
 	require.NoError(t, err)
-	r1, err := ss.Put("k", Fields("v", "1"), PutArgs{})
+	r1, err := ss.Put("k", PutArgs{}, Fields("v", "1")...)
 	require.NoError(t, err)
-	r2, err := ss.Put("k", Fields("v", "2"), PutArgs{})
+	r2, err := ss.Put("k", PutArgs{}, Fields("v", "2")...)
 	require.NoError(t, err)
 	assert.Equal(t, ID{0, 1}, r1.SequenceNumber)
 	assert.Equal(t, ID{0, 2}, r2.SequenceNumber)

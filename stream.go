@@ -1,6 +1,7 @@
 package xstream
 
 import (
+	"errors"
 	"math"
 	"sync"
 	"time"
@@ -82,6 +83,7 @@ type Stream struct {
 	entriesAdded int64
 
 	waiters waitList
+	removed bool // removed from its DB: DB calls look the name up again
 
 	groups   *radix.Tree // group name → *group; nil until the first group
 	gwaiters []groupWait // readers blocked in ReadGroup ">", in arrival order
@@ -136,6 +138,15 @@ type AddArgs struct {
 // arguments (ErrTrimConflict, ErrInvalidArgument). It wakes readers blocked
 // on the stream. Add is O(1) amortized, plus the trimming it does.
 func (s *Stream) Add(args AddArgs, fields ...Field) (ID, error) {
+	return s.add(args, fields, false)
+}
+
+// errRemoved tells DB.Add that its stream was removed after the lookup.
+var errRemoved = errors.New("stream removed from its DB")
+
+// add is Add; inDB makes it fail with errRemoved, changing nothing, when
+// the stream was removed from its DB.
+func (s *Stream) add(args AddArgs, fields []Field, inDB bool) (ID, error) {
 	if len(fields) == 0 {
 		return ID{}, errorf(ErrNoFields, "Add was given no fields")
 	}
@@ -169,6 +180,9 @@ func (s *Stream) Add(args AddArgs, fields ...Field) (ID, error) {
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if inDB && s.removed {
+		return ID{}, errRemoved
+	}
 	if s.lastID == MaxID {
 		return ID{}, errorf(ErrStreamExhausted, "last ID is %s", s.lastID)
 	}

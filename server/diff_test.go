@@ -181,13 +181,16 @@ func (c *client) send(args ...string) (*reply, error) {
 
 // pair is a real Redis and an xstream server, with a client on each.
 type pair struct {
-	t      testing.TB
-	log    [][]string // commands sent, for the report of a difference
-	multi  bool       // the clients are in MULTI
-	queued [][]string // commands queued in MULTI
-	srv    *Server
-	real   *client
-	xs     *client
+	t     testing.TB
+	log   [][]string // commands sent, for the report of a difference
+	multi bool       // the clients are in MULTI
+	// trimmedPast holds "key group" for the groups whose entries-read
+	// and lag follow Redis 7.2 rather than 7.0 (see trackTrimmedPast).
+	trimmedPast map[string]bool
+	queued      [][]string // commands queued in MULTI
+	srv         *Server
+	real        *client
+	xs          *client
 }
 
 // newPair flushes the real Redis and starts an xstream server. It skips
@@ -197,7 +200,7 @@ func newPair(t testing.TB) *pair {
 	if realAddr == "" {
 		t.Skip("no Redis to compare with: set XSTREAM_REDIS_ADDR or put redis-server on PATH")
 	}
-	p := &pair{t: t, srv: RunT(t)}
+	p := &pair{t: t, srv: RunT(t), trimmedPast: map[string]bool{}}
 	p.real = newClient(t, realAddr)
 	p.xs = newClient(t, p.srv.Addr())
 	if r := p.real.do(t, "FLUSHALL"); r.s != "OK" {
@@ -237,6 +240,11 @@ func (p *pair) check(args []string, want, got *reply) *reply {
 	p.t.Helper()
 	normalize(args, want)
 	normalize(args, got)
+	p.trackTrimmedPast()
+	if len(args) > 2 && strings.EqualFold(args[0], "XINFO") {
+		p.hideCounters(args[2], want)
+		p.hideCounters(args[2], got)
+	}
 	if !equalReplies(want, got) {
 		for _, l := range p.log[max(0, len(p.log)-logTail):] {
 			p.t.Logf("  %s", strings.Join(l, " "))
@@ -287,4 +295,70 @@ func (p *pair) script(lines string) {
 		}
 		p.do(strings.Fields(line)...)
 	}
+}
+
+// trackTrimmedPast notes the groups that the stream's first entry has
+// passed (trimmed past the group's last delivered ID, while the stream
+// holds entries). From then on the core follows Redis 7.2, which no longer
+// trusts such a group's entries-read counter, where Redis 7.0 keeps
+// counting (and can report a negative lag): the two servers' entries-read
+// and lag of that group are not compared until the group is destroyed.
+func (p *pair) trackTrimmedPast() {
+	for k := range p.trimmedPast {
+		key, group, _ := strings.Cut(k, " ")
+		s, ok := p.srv.DB(0).Lookup(key)
+		if !ok || !hasGroup(s, group) {
+			delete(p.trimmedPast, k)
+		}
+	}
+	for _, key := range p.srv.DB(0).Names("") {
+		s, _ := p.srv.DB(0).Lookup(key)
+		info := s.Info()
+		if info.Length == 0 {
+			continue
+		}
+		for _, g := range s.Groups() {
+			if g.LastDeliveredID.Less(info.RecordedFirstEntryID) {
+				p.trimmedPast[key+" "+g.Name] = true
+			}
+		}
+	}
+}
+
+// hideCounters makes the entries-read and lag of the groups noted by
+// trackTrimmedPast match anything in an XINFO GROUPS or XINFO STREAM FULL
+// reply about key.
+func (p *pair) hideCounters(key string, r *reply) {
+	hide := func(g *reply) {
+		name := ""
+		mapFields(g, nil, func(n string, v *reply) {
+			if n == "name" {
+				name = v.s
+			}
+		})
+		if !p.trimmedPast[key+" "+name] {
+			return
+		}
+		mapFields(g, nil, func(n string, v *reply) {
+			if n == "entries-read" || n == "lag" {
+				v.kind = 'w'
+			}
+		})
+	}
+	if r.kind != '*' {
+		return
+	}
+	if len(r.kids) > 0 && r.kids[0].kind == '*' { // XINFO GROUPS
+		for _, g := range r.kids {
+			hide(g)
+		}
+		return
+	}
+	mapFields(r, nil, func(n string, v *reply) { // XINFO STREAM FULL
+		if n == "groups" {
+			for _, g := range v.kids {
+				hide(g)
+			}
+		}
+	})
 }

@@ -130,7 +130,7 @@ func readShard(ss *xstream.ShardedStream, id string) []xstream.ChildShard {
 func put(ss *xstream.ShardedStream, clk *clock, n int) {
 	for i := range n {
 		key := "user-" + strconv.Itoa(i%5)
-		_, err := ss.Put(key, xstream.Fields("n", strconv.Itoa(seq[key])), xstream.PutArgs{})
+		_, err := ss.Put(key, xstream.PutArgs{}, xstream.Fields("n", strconv.Itoa(seq[key]))...)
 		check(err)
 		seq[key]++
 		clk.advance(time.Second)

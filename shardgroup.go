@@ -1,0 +1,370 @@
+package xstream
+
+import (
+	"context"
+	"math"
+	"time"
+)
+
+// Consumer groups over a sharded stream.
+//
+// A group of a sharded stream is a consumer group of the same name on each
+// shard's stream, with one rule on top: a child shard's records are
+// delivered to the group only after every record of its parents was
+// delivered, and, with StrictOrder, acknowledged.
+//
+// The guarantee: the group receives the records of one partition key in put
+// order across any reshards, as it does within one shard. Without
+// StrictOrder this is delivery order only: a consumer may get a child's
+// record while a record of the same key from the parent is still pending
+// with another consumer (or is redelivered later by Claim). With
+// StrictOrder every parent record is acknowledged before any child record
+// is delivered, so a key's records in a parent are processed before its
+// records in the children.
+//
+// The cost: each ReadGroup checks the parents of every live shard (O(live
+// shards) under the parent shards' locks), and with StrictOrder a single
+// parent record left pending (a slow or dead consumer) holds back the
+// children until it is acknowledged, for example after another consumer
+// takes it over with Claim or AutoClaim: head-of-line blocking at each
+// reshard. EXPIRED parents never hold back their children; their pending
+// records go with them. Within one shard, as in any consumer group,
+// several consumers may process records of one key at the same time.
+
+// ShardGroupOptions holds the options of ShardedStream.CreateGroup.
+type ShardGroupOptions struct {
+	// StrictOrder holds a child shard back until every record of its
+	// parents was acknowledged, not only delivered.
+	StrictOrder bool
+}
+
+// RecordRef names a record of a sharded stream: its shard and its
+// sequence number.
+type RecordRef struct {
+	ShardID        string
+	SequenceNumber ID
+}
+
+// shardGroup is a group of a sharded stream. Guarded by the stream's mu.
+type shardGroup struct {
+	strict bool
+}
+
+// CreateGroup creates the consumer group name on the sharded stream,
+// starting at the trim horizon of every shard: ReadGroup delivers every
+// record kept, parents before children. Shards made later by reshards get
+// the group too. It fails, changing nothing, with ErrGroupExists. O(live
+// shards).
+func (ss *ShardedStream) CreateGroup(name string, opts ShardGroupOptions) error {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if _, ok := ss.groups[name]; ok {
+		return errorf(ErrGroupExists, "group %q of the sharded stream", name)
+	}
+	if ss.groups == nil {
+		ss.groups = map[string]*shardGroup{}
+	}
+	ss.groups[name] = &shardGroup{strict: opts.StrictOrder}
+	for _, sh := range ss.live {
+		ss.addGroupLocked(sh, name)
+	}
+	return nil
+}
+
+// addGroupsLocked gives a new shard the stream's groups.
+func (ss *ShardedStream) addGroupsLocked(sh *shard) {
+	for name := range ss.groups {
+		ss.addGroupLocked(sh, name)
+	}
+}
+
+// addGroupLocked creates group name on the shard's stream, from its start.
+// It cannot fail: shard streams are private, and only the sharded stream
+// makes groups on them, once each.
+func (ss *ShardedStream) addGroupLocked(sh *shard, name string) {
+	_ = sh.s.CreateGroup(name, "0", GroupOptions{})
+}
+
+func (ss *ShardedStream) groupLocked(name string) (*shardGroup, error) {
+	g, ok := ss.groups[name]
+	if !ok {
+		return nil, errorf(ErrNoGroup, "no group %q on the sharded stream", name)
+	}
+	return g, nil
+}
+
+// groupDone reports whether shard sh no longer holds back its children in
+// group name: EXPIRED, or CLOSED with every record delivered (and, strict,
+// acknowledged). The caller holds ss.mu.
+func groupDone(sh *shard, name string, strict bool) bool {
+	switch {
+	case sh == nil || sh.state == ShardExpired:
+		return true
+	case sh.state == ShardOpen:
+		return false
+	}
+	s := sh.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	g, err := s.groupLocked(name)
+	if err != nil {
+		return true
+	}
+	return !s.hasNewLocked(g) && (!strict || g.pel.Len() == 0)
+}
+
+// groupEligibleLocked lists the live shards whose records the group may
+// get now: those whose parents are done (groupDone).
+func (ss *ShardedStream) groupEligibleLocked(name string, g *shardGroup) []*shard {
+	var out []*shard
+	for _, sh := range ss.live {
+		if groupDone(sh.parent, name, g.strict) && groupDone(sh.adjacent, name, g.strict) {
+			out = append(out, sh)
+		}
+	}
+	return out
+}
+
+// ReadGroup delivers new records to consumer of group name, as ReadGroup
+// ">" does on a stream, at most args.Count (0: no cap) spread over the
+// shards it may read, parents before children (see CreateGroup). Delivered
+// records are pending until acknowledged with Ack, unless args.NoAck. When
+// there is none and args.Block is not 0 it waits for a Put, a reshard or
+// an Ack that frees a child shard, for args.Block (then it returns no
+// records and no error) or for ctx (then ctx.Err()). It holds no lock
+// while waiting. It fails with ErrNoGroup or ErrInvalidArgument. Each call
+// checks the parents of every live shard: O(live shards) plus O(log N)
+// per record.
+func (ss *ShardedStream) ReadGroup(ctx context.Context, group, consumer string, args ReadGroupArgs) ([]Record, error) {
+	if err := args.check(); err != nil {
+		return nil, err
+	}
+	count := args.Count
+	if count == 0 {
+		count = math.MaxInt
+	}
+	return ss.readLoop(ctx, args.Block, func(w *waiter, streams []*Stream) ([]Record, []*Stream, bool, error) {
+		ss.mu.RLock()
+		defer ss.mu.RUnlock()
+		g, err := ss.groupLocked(group)
+		if err != nil {
+			return nil, streams, false, err
+		}
+		var out []Record
+		elig := ss.groupEligibleLocked(group, g)
+		for _, sh := range elig {
+			if len(out) >= count {
+				break
+			}
+			per := max(1, count/len(elig))
+			es, err := sh.s.ReadGroup(ctx, group, consumer, ">", ReadGroupArgs{Count: min(per, count-len(out)), NoAck: args.NoAck})
+			if err != nil {
+				return nil, streams, false, err
+			}
+			out = appendRecords(out, sh, es)
+		}
+		if len(out) > 0 || w == nil {
+			return out, streams, false, nil
+		}
+		streams, waiting := ss.registerLocked(w, elig, func(sh *shard) bool {
+			g, err := sh.s.groupLocked(group)
+			return err == nil && sh.s.hasNewLocked(g)
+		}, streams)
+		return nil, streams, waiting, nil
+	})
+}
+
+// appendRecords appends the records of shard sh's entries; an entry whose
+// record was dropped comes with no partition key and no fields.
+func appendRecords(out []Record, sh *shard, es []Entry) []Record {
+	for _, e := range es {
+		r := Record{ShardID: sh.id, SequenceNumber: e.ID}
+		if len(e.Fields) > 0 {
+			r.PartitionKey, r.Fields = e.Fields[0].Value, e.Fields[1:]
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// byShard groups refs by shard, checking every shard first.
+func (ss *ShardedStream) byShardLocked(refs []RecordRef) (map[*shard][]ID, []*shard, error) {
+	m := map[*shard][]ID{}
+	var order []*shard
+	for _, r := range refs {
+		sh, err := ss.lookupLocked(r.ShardID)
+		if err != nil {
+			return nil, nil, err
+		}
+		if sh.state == ShardExpired {
+			return nil, nil, errorf(ErrShardExpired, "record %s of shard %s: the shard is EXPIRED", r.SequenceNumber, r.ShardID)
+		}
+		if _, ok := m[sh]; !ok {
+			order = append(order, sh)
+		}
+		m[sh] = append(m[sh], r.SequenceNumber)
+	}
+	return m, order, nil
+}
+
+// Ack acknowledges records of group name and returns how many were
+// pending. With StrictOrder, acknowledging the last pending record of a
+// parent frees its children for ReadGroup. It fails, changing nothing,
+// with ErrNoGroup, ErrShardNotFound or ErrShardExpired. O(log P) a record.
+func (ss *ShardedStream) Ack(group string, refs ...RecordRef) (int64, error) {
+	ss.mu.RLock()
+	g, err := ss.groupLocked(group)
+	if err != nil {
+		ss.mu.RUnlock()
+		return 0, err
+	}
+	m, order, err := ss.byShardLocked(refs)
+	if err != nil {
+		ss.mu.RUnlock()
+		return 0, err
+	}
+	var n int64
+	for _, sh := range order {
+		k, err := sh.s.AckIDs(group, m[sh]...)
+		if err != nil {
+			ss.mu.RUnlock()
+			return n, err
+		}
+		n += k
+	}
+	strict := g.strict
+	ss.mu.RUnlock()
+	if strict && n > 0 {
+		ss.wakeReaders()
+	}
+	return n, nil
+}
+
+// ShardPending is the pending summary of one shard for a group.
+type ShardPending struct {
+	ShardID string
+	PendingSummary
+}
+
+// Pending returns the pending summary of group name on every live shard
+// with pending records, by shard ID. It fails with ErrNoGroup. O(live
+// shards × consumers).
+func (ss *ShardedStream) Pending(group string) ([]ShardPending, error) {
+	ss.mu.RLock()
+	defer ss.mu.RUnlock()
+	if _, err := ss.groupLocked(group); err != nil {
+		return nil, err
+	}
+	var out []ShardPending
+	for _, sh := range ss.live {
+		sum, err := sh.s.Pending(group)
+		if err != nil {
+			return nil, err
+		}
+		if sum.Count > 0 {
+			out = append(out, ShardPending{ShardID: sh.id, PendingSummary: sum})
+		}
+	}
+	return out, nil
+}
+
+// Claim gives consumer the records refs names that are pending in group
+// name and idle for at least minIdle, as Stream.Claim does shard by shard,
+// and returns them. It fails, changing nothing, with ErrNoGroup,
+// ErrShardNotFound, ErrShardExpired or an error of args.
+func (ss *ShardedStream) Claim(group, consumer string, minIdle time.Duration, refs []RecordRef, args ClaimArgs) ([]Record, error) {
+	ss.mu.RLock()
+	defer ss.mu.RUnlock()
+	if _, err := ss.groupLocked(group); err != nil {
+		return nil, err
+	}
+	m, order, err := ss.byShardLocked(refs)
+	if err != nil {
+		return nil, err
+	}
+	var out []Record
+	for _, sh := range order {
+		ids := make([]string, len(m[sh]))
+		for i, id := range m[sh] {
+			ids[i] = id.String()
+		}
+		es, err := sh.s.Claim(group, consumer, minIdle, ids, args)
+		if err != nil {
+			return out, err
+		}
+		out = appendRecords(out, sh, es)
+	}
+	return out, nil
+}
+
+// ShardAutoClaimResult is the result of ShardedStream.AutoClaim.
+type ShardAutoClaimResult struct {
+	// Next is the cursor for the next call; the zero RecordRef when the
+	// scan went through every shard.
+	Next    RecordRef
+	Records []Record
+	Deleted []RecordRef
+}
+
+// AutoClaim scans the pending records of group name from start (the zero
+// RecordRef: from the first shard) in shard order and gives consumer those
+// idle for at least minIdle, at most args.Count (0: 100) claimed or
+// reported deleted, as Stream.AutoClaim does; Next continues the scan. It
+// fails with ErrNoGroup or ErrShardNotFound. O(live shards) plus
+// O(log P) per pending record scanned.
+func (ss *ShardedStream) AutoClaim(group, consumer string, minIdle time.Duration, start RecordRef, args AutoClaimArgs) (res ShardAutoClaimResult, err error) {
+	wake := false
+	defer func() {
+		if wake { // dropping dead records may free children (StrictOrder)
+			ss.wakeReaders()
+		}
+	}()
+	ss.mu.RLock()
+	defer ss.mu.RUnlock()
+	g, err := ss.groupLocked(group)
+	if err != nil {
+		return ShardAutoClaimResult{}, err
+	}
+	defer func() { wake = g.strict && len(res.Deleted) > 0 }()
+	first := 0
+	if start.ShardID != "" {
+		sh, err := ss.lookupLocked(start.ShardID)
+		if err != nil {
+			return ShardAutoClaimResult{}, err
+		}
+		first = sh.num
+	}
+	count := args.Count
+	if count == 0 {
+		count = 100
+	}
+	for _, sh := range ss.live {
+		if sh.num < first {
+			continue
+		}
+		from := ID{}
+		if sh.num == first {
+			from = start.SequenceNumber
+		}
+		for {
+			left := count - len(res.Records) - len(res.Deleted)
+			if left <= 0 {
+				res.Next = RecordRef{ShardID: sh.id, SequenceNumber: from}
+				return res, nil
+			}
+			r, err := sh.s.AutoClaim(group, consumer, minIdle, from.String(), AutoClaimArgs{Count: left, JustID: args.JustID})
+			if err != nil {
+				return res, err
+			}
+			res.Records = appendRecords(res.Records, sh, r.Entries)
+			for _, id := range r.Deleted {
+				res.Deleted = append(res.Deleted, RecordRef{ShardID: sh.id, SequenceNumber: id})
+			}
+			if r.Next.IsZero() {
+				break
+			}
+			from = r.Next
+		}
+	}
+	return res, nil
+}
