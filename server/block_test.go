@@ -1,6 +1,7 @@
 package server
 
 import (
+	"net"
 	"runtime"
 	"strings"
 	"testing"
@@ -155,5 +156,30 @@ func TestBlockedClientDisconnects(t *testing.T) {
 	r := c.do(t, "XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", ">")
 	if got := r.String(); got != `[[$"s" [[$"1-1" [$"f" $"v"]]]]]` {
 		t.Fatalf("XREADGROUP: %s", got)
+	}
+}
+
+// A client that pipelines many commands behind a blocked read and then
+// disconnects is still noticed: the reader goes on reading while the read
+// blocks.
+func TestBlockedClientWithPipelineDisconnects(t *testing.T) {
+	srv := RunT(t)
+	c := newClient(t, srv.Addr())
+	c.do(t, "XGROUP", "CREATE", "s", "g", "$", "MKSTREAM")
+	s, _ := srv.DB(0).Lookup("s")
+	nc, err := net.Dial("tcp", srv.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := "XREADGROUP GROUP g gone BLOCK 0 STREAMS s >\r\n" + strings.Repeat("PING\r\n", 500)
+	if _, err := nc.Write([]byte(req)); err != nil {
+		t.Fatal(err)
+	}
+	for s.Blocked() != 1 {
+		runtime.Gosched()
+	}
+	nc.Close()
+	for s.Blocked() != 0 {
+		runtime.Gosched()
 	}
 }

@@ -7,12 +7,13 @@ import (
 	"io"
 	"net"
 	"strings"
+	"sync"
 
 	"github.com/tidwall/redcon"
 )
 
 // conn is one client connection. A reader goroutine parses commands into
-// a channel and watches for the client going away; the connection's own
+// a queue and watches for the client going away; the connection's own
 // goroutine runs them in order and writes the replies. So a client blocked
 // in XREAD holds only its own goroutine, and its disconnection cancels the
 // wait through ctx.
@@ -39,7 +40,84 @@ type conn struct {
 
 type request struct {
 	args [][]byte
+	size int // bytes on the wire
 	err  error
+}
+
+// requestQueue holds the commands read from a client and not yet run. The
+// reader goes on reading while a command runs (or blocks), so that it sees
+// the client go away, until the queued commands hold more than max bytes:
+// then it waits, as Redis bounds a client's query buffer.
+type requestQueue struct {
+	mu      sync.Mutex
+	cond    sync.Cond
+	items   []request
+	bytes   int
+	max     int
+	closed  bool // the reader is done
+	stopped bool // the runner is done
+}
+
+func newRequestQueue(max int) *requestQueue {
+	q := &requestQueue{max: max}
+	q.cond.L = &q.mu
+	return q
+}
+
+// push queues r, waiting while the queue is full; false when the runner
+// is gone.
+func (q *requestQueue) push(r request) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for q.bytes > q.max && !q.stopped {
+		q.cond.Wait()
+	}
+	if q.stopped {
+		return false
+	}
+	q.items = append(q.items, r)
+	q.bytes += r.size
+	q.cond.Broadcast()
+	return true
+}
+
+// pop takes the next request, waiting for one; false when the reader is
+// done and nothing is left.
+func (q *requestQueue) pop() (request, bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for len(q.items) == 0 && !q.closed {
+		q.cond.Wait()
+	}
+	if len(q.items) == 0 {
+		return request{}, false
+	}
+	r := q.items[0]
+	q.items[0] = request{}
+	q.items = q.items[1:]
+	q.bytes -= r.size
+	q.cond.Broadcast()
+	return r, true
+}
+
+func (q *requestQueue) empty() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.items) == 0
+}
+
+func (q *requestQueue) close() {
+	q.mu.Lock()
+	q.closed = true
+	q.cond.Broadcast()
+	q.mu.Unlock()
+}
+
+func (q *requestQueue) stop() {
+	q.mu.Lock()
+	q.stopped = true
+	q.cond.Broadcast()
+	q.mu.Unlock()
 }
 
 func newConn(s *Server, nc net.Conn) *conn {
@@ -79,9 +157,11 @@ func (l *limitReader) Read(p []byte) (int, error) {
 }
 
 func (c *conn) serve() {
-	reqs := make(chan request, 64)
+	q := newRequestQueue(c.srv.opts.MaxRequestBytes)
+	readerDone := make(chan struct{})
 	go func() {
-		defer close(reqs)
+		defer close(readerDone)
+		defer q.close()
 		defer c.cancel()
 		lr := &limitReader{r: c.nc, max: c.srv.opts.MaxRequestBytes}
 		rd := redcon.NewReader(lr)
@@ -91,16 +171,22 @@ func (c *conn) serve() {
 				if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
 					var ne net.Error
 					if !errors.As(err, &ne) {
-						reqs <- request{err: err}
+						q.push(request{err: err})
 					}
 				}
 				return
 			}
 			lr.n = 0
-			reqs <- request{args: cmd.Args}
+			if !q.push(request{args: cmd.Args, size: len(cmd.Raw)}) {
+				return
+			}
 		}
 	}()
-	for req := range reqs {
+	for {
+		req, ok := q.pop()
+		if !ok {
+			break
+		}
 		if req.err != nil {
 			msg := req.err.Error()
 			if req.err == errRequestTooLarge {
@@ -116,7 +202,7 @@ func (c *conn) serve() {
 			c.w.Flush()
 			break
 		}
-		if len(reqs) == 0 || len(c.w.Buffer()) > 64<<10 {
+		if q.empty() || len(c.w.Buffer()) > 64<<10 {
 			if c.w.Flush() != nil {
 				break
 			}
@@ -124,8 +210,8 @@ func (c *conn) serve() {
 	}
 	c.nc.Close()
 	c.cancel()
-	for range reqs {
-	}
+	q.stop()
+	<-readerDone
 }
 
 // run runs one command, bounding the size of its reply.

@@ -1,6 +1,6 @@
 // Command xstream-server serves xstream streams over the Redis protocol.
 //
-//	go install github.com/xstreamgo/xstream/server/cmd/xstream-server@latest
+//	cd server && go install ./cmd/xstream-server
 //	xstream-server -addr 127.0.0.1:6379 -requirepass secret
 //
 // It listens on 127.0.0.1 unless told otherwise, keeps everything in
