@@ -256,10 +256,17 @@ func (p *pair) check(args []string, want, got *reply) *reply {
 
 // after brings the real Redis 7.0 to the state Redis 7.2 would be in
 // after a command, for the differences the xstream server follows the
-// newer Redis in: XREADGROUP creates its consumer even when it reads
-// nothing.
+// newer Redis in: XREADGROUP, XCLAIM and XAUTOCLAIM create their
+// consumer even when they read or claim nothing.
 func (p *pair) after(args []string, want *reply) {
-	if want.kind == '-' || !strings.EqualFold(args[0], "XREADGROUP") {
+	if want.kind == '-' {
+		return
+	}
+	if (strings.EqualFold(args[0], "XCLAIM") || strings.EqualFold(args[0], "XAUTOCLAIM")) && len(args) > 3 {
+		p.real.do(p.t, "XGROUP", "CREATECONSUMER", args[1], args[2], args[3])
+		return
+	}
+	if !strings.EqualFold(args[0], "XREADGROUP") {
 		return
 	}
 	var group, consumer string

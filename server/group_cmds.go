@@ -475,15 +475,10 @@ func xclaim(c *conn, args [][]byte) {
 		ids = []string{"0-0"} // never an entry: claims nothing, still applies LASTID
 	}
 	consumer := string(args[3])
-	existed := consumerExists(s, group, consumer)
 	es, err := s.Claim(group, consumer, time.Duration(max(minIdle, 0))*time.Millisecond, ids, opts)
 	if err != nil {
 		c.err("ERR " + err.Error())
 		return
-	}
-	if len(es) == 0 && !existed {
-		// Redis creates the consumer only when it claims something.
-		s.DeleteConsumer(group, consumer)
 	}
 	if opts.JustID {
 		c.ids(es)
@@ -534,15 +529,10 @@ func xautoclaim(c *conn, args [][]byte) {
 		c.err(noGroupErr(args[1], args[2]))
 		return
 	}
-	existed := consumerExists(s, group, string(args[3]))
 	res, err := s.AutoClaim(group, string(args[3]), time.Duration(max(minIdle, 0))*time.Millisecond, start.String(), xstream.AutoClaimArgs{Count: int(count), JustID: justID})
 	if err != nil {
 		c.err("ERR " + err.Error())
 		return
-	}
-	if len(res.Entries) == 0 && !existed {
-		// Redis creates the consumer only when it claims something.
-		s.DeleteConsumer(group, string(args[3]))
 	}
 	c.array(3)
 	c.id(res.Next)
