@@ -181,9 +181,20 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 }
 
-// Close shuts the server down (see Shutdown), waiting for in-flight
-// commands.
-func (s *Server) Close() error { return s.Shutdown(context.Background()) }
+// closeGrace is how long Close lets in-flight commands finish.
+const closeGrace = 5 * time.Second
+
+// Close shuts the server down as Shutdown does, giving in-flight commands
+// up to five seconds; then it closes the connections still open, so a
+// client that does not read its replies cannot hold it up.
+func (s *Server) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), closeGrace)
+	defer cancel()
+	if err := s.Shutdown(ctx); err != nil && err != context.DeadlineExceeded {
+		return err
+	}
+	return nil
+}
 
 // now reads the streams' clock.
 func (s *Server) now() time.Time {
