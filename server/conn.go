@@ -192,7 +192,10 @@ func (c *conn) serve() {
 			if req.err == errRequestTooLarge {
 				msg = fmt.Sprintf("request larger than the limit of %d bytes", c.srv.opts.MaxRequestBytes)
 			}
-			c.w.WriteError("ERR Protocol error: " + msg)
+			if !strings.HasPrefix(msg, "Protocol error") {
+				msg = "Protocol error: " + msg
+			}
+			c.w.WriteError("ERR " + msg)
 			c.w.Flush()
 			break
 		}

@@ -62,7 +62,7 @@ func init() {
 			if cmd := commands[strings.ToLower(string(a))]; cmd != nil {
 				c.commandInfo(cmd)
 			} else {
-				c.nullArray()
+				c.null()
 			}
 		}
 	})
@@ -157,7 +157,7 @@ func hello(c *conn, args [][]byte) {
 		c.authed = true
 	}
 	if !c.authed {
-		c.err("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time")
+		c.err("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time")
 		return
 	}
 	if name != nil {

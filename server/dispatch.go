@@ -79,6 +79,12 @@ func (c *conn) dispatch(args [][]byte) {
 		return
 	}
 	if !c.authed && !cmd.noAuth {
+		if cmd.name == "exec" {
+			// Redis aborts the transaction with the reason.
+			c.multi, c.dirty, c.queued = false, false, nil
+			c.err("EXECABORT Transaction discarded because of: NOAUTH Authentication required.")
+			return
+		}
 		c.err("NOAUTH Authentication required.")
 		if c.multi {
 			c.dirty = true

@@ -91,11 +91,16 @@ func TestRequirePass(t *testing.T) {
 	}
 	send("PING\r\n", `-"NOAUTH Authentication required."`)
 	send("XADD s 1-1 f v\r\n", `-"NOAUTH Authentication required."`)
-	send("HELLO 2\r\n", `-"NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time"`)
+	send("HELLO 2\r\n", `-"NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time"`)
+	// Replies below as redis-server 7.0.15 with requirepass gives them.
+	send("EXEC\r\n", `-"EXECABORT Transaction discarded because of: NOAUTH Authentication required."`)
+	send("MULTI\r\n", `-"NOAUTH Authentication required."`)
+	send("EXEC\r\n", `-"EXECABORT Transaction discarded because of: NOAUTH Authentication required."`)
 	send("AUTH wrong\r\n", `-"WRONGPASS invalid username-password pair or user is disabled."`)
 	send("AUTH other s3cret\r\n", `-"WRONGPASS invalid username-password pair or user is disabled."`)
 	send("AUTH s3cret\r\n", `+"OK"`)
 	send("PING\r\n", `+"PONG"`)
+	send("COMMAND INFO nosuchcommand\r\n", `[$nil]`)
 	if srv.DB(0).Len() != 0 {
 		t.Fatal("a command ran before AUTH")
 	}
@@ -260,5 +265,25 @@ func TestStartFailsOnBusyAddress(t *testing.T) {
 		t.Fatal("a second server started on a busy address")
 	} else if !errors.As(err, new(*net.OpError)) {
 		t.Fatalf("unexpected error: %v", err)
+	}
+}
+
+// A malformed request gets Redis 7.0's protocol error, said once.
+func TestProtocolErrorText(t *testing.T) {
+	srv := RunT(t)
+	nc, err := net.Dial("tcp", srv.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	if _, err := nc.Write([]byte("*abc\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	r, err := readReply(bufio.NewReader(nc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `-"ERR Protocol error: invalid multibulk length"`; r.String() != want {
+		t.Fatalf("got %s, want %s", r, want)
 	}
 }
