@@ -371,16 +371,32 @@ func xpending(c *conn, args [][]byte) {
 			return
 		}
 	}
+	// The core reads Consumer "" as every consumer: for the consumer
+	// called "", take every row and keep that consumer's.
+	onlyEmpty := cons != nil && len(cons) == 0
+	pageCount := int(min(count, 1<<31))
+	if onlyEmpty {
+		pageCount = 0
+	}
 	rows, err := s.PendingRange(group, xstream.PendingArgs{
 		Start:    lo.String(),
 		End:      hi.String(),
-		Count:    int(min(count, 1<<31)),
+		Count:    pageCount,
 		Consumer: string(cons),
 		MinIdle:  time.Duration(max(minIdle, 0)) * time.Millisecond,
 	})
 	if err != nil {
 		c.err("ERR " + err.Error())
 		return
+	}
+	if onlyEmpty {
+		kept := rows[:0]
+		for _, r := range rows {
+			if r.Consumer == "" && int64(len(kept)) < count {
+				kept = append(kept, r)
+			}
+		}
+		rows = kept
 	}
 	c.array(len(rows))
 	for _, r := range rows {

@@ -641,3 +641,22 @@ func TestDiffDeleteRefs(t *testing.T) {
 XDELEXX s IDS 1 1-1
 `)
 }
+
+// A consumer may be called "": XPENDING with consumer "" lists only its
+// entries.
+func TestDiffPendingEmptyConsumerName(t *testing.T) {
+	p := newPair(t)
+	p.script(`
+XADD s 1-1 a 1
+XADD s 2-1 b 2
+XADD s 3-1 c 3
+XGROUP CREATE s g 0
+XREADGROUP GROUP g c COUNT 1 STREAMS s >
+`)
+	p.do("XPENDING", "s", "g", "-", "+", "10", "")
+	p.do("XREADGROUP", "GROUP", "g", "", "COUNT", "1", "STREAMS", "s", ">")
+	p.do("XREADGROUP", "GROUP", "g", "c", "COUNT", "1", "STREAMS", "s", ">")
+	p.do("XPENDING", "s", "g", "-", "+", "10", "")
+	p.do("XPENDING", "s", "g", "-", "+", "10", "c")
+	p.do("XPENDING", "s", "g", "-", "+", "10")
+}
