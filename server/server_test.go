@@ -57,9 +57,14 @@ func TestRunTWithGoRedis(t *testing.T) {
 
 func TestHelloProtocols(t *testing.T) {
 	c := newClient(t, RunT(t).Addr())
-	expect(t, c, `-"NOPROTO unsupported protocol version"`, "HELLO", "3")
+	expect(t, c, `-"NOPROTO unsupported protocol version"`, "HELLO", "4")
 	expect(t, c, `-"NOPROTO unsupported protocol version"`, "HELLO", "1")
-	r := c.do(t, "HELLO", "2", "SETNAME", "me")
+	r := c.do(t, "HELLO", "3")
+	if r.kind != '%' || len(r.kids) != 14 || r.kids[5].n != 3 {
+		t.Fatalf("HELLO 3: %v", r)
+	}
+	expect(t, c, `_nil`, "CLIENT", "GETNAME")
+	r = c.do(t, "HELLO", "2", "SETNAME", "me")
 	if len(r.kids) != 14 || r.kids[5].n != 2 {
 		t.Fatalf("HELLO 2: %v", r)
 	}
