@@ -99,8 +99,15 @@ func TestRequirePass(t *testing.T) {
 	send("HELLO 2\r\n", `-"NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time"`)
 	send("AUTH wrong\r\n", `-"WRONGPASS invalid username-password pair or user is disabled."`)
 	send("AUTH other s3cret\r\n", `-"WRONGPASS invalid username-password pair or user is disabled."`)
+	send("HELLO 3\r\n", `-"NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time"`)
+	send("HELLO 3 AUTH default wrong\r\n", `-"WRONGPASS invalid username-password pair or user is disabled."`)
 	send("AUTH s3cret\r\n", `+"OK"`)
 	send("PING\r\n", `+"PONG"`)
+	// The failed HELLO 3s left the connection in RESP2.
+	send("XADD missing NOMKSTREAM * f v\r\n", `$nil`)
+	send("HELLO 3 AUTH default s3cret SETNAME me\r\n", `%[$"server" $"redis" $"version" $"7.0.15" $"proto" :3 $"id" :1 $"mode" $"standalone" $"role" $"master" $"modules" []]`)
+	send("CLIENT GETNAME\r\n", `$"me"`)
+	send("XADD missing NOMKSTREAM * f v\r\n", `_nil`)
 	if srv.DB(0).Len() != 0 {
 		t.Fatal("a command ran before AUTH")
 	}
