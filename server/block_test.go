@@ -23,7 +23,7 @@ type blockedCall struct {
 func (p *pair) block(args ...string) *blockedCall {
 	p.t.Helper()
 	b := &blockedCall{args: args, real: make(chan *reply, 1), xs: make(chan *reply, 1)}
-	b.realC, b.xsC = newClient(p.t, realAddr), newClient(p.t, p.srv.Addr())
+	b.realC, b.xsC = newClientProto(p.t, realAddr, p.proto), newClientProto(p.t, p.srv.Addr(), p.proto)
 	send := func(c *client, out chan *reply) {
 		r, err := c.send(args...)
 		if err != nil {
@@ -67,63 +67,66 @@ func (p *pair) waitBlocked(key string, n int) {
 }
 
 func TestDiffBlockXRead(t *testing.T) {
-	p := newPair(t)
-	p.do("XADD", "s", "1-1", "a", "1")
-	p.do("XADD", "t", "1-1", "b", "1")
-	b := p.block("XREAD", "BLOCK", "0", "STREAMS", "s", "t", "1-1", "1-1")
-	p.waitBlocked("s", 1)
-	p.do("XADD", "t", "2-1", "c", "2")
-	p.wait(b)
+	eachProtocol(t, func(t *testing.T, p *pair) {
+		p.do("XADD", "s", "1-1", "a", "1")
+		p.do("XADD", "t", "1-1", "b", "1")
+		b := p.block("XREAD", "BLOCK", "0", "STREAMS", "s", "t", "1-1", "1-1")
+		p.waitBlocked("s", 1)
+		p.do("XADD", "t", "2-1", "c", "2")
+		p.wait(b)
 
-	b = p.block("XREAD", "COUNT", "1", "BLOCK", "100000", "STREAMS", "s", "1-1")
-	p.waitBlocked("s", 1)
-	p.do("XADD", "s", "3-1", "d", "3")
-	p.wait(b)
+		b = p.block("XREAD", "COUNT", "1", "BLOCK", "100000", "STREAMS", "s", "1-1")
+		p.waitBlocked("s", 1)
+		p.do("XADD", "s", "3-1", "d", "3")
+		p.wait(b)
 
-	// A timeout with no data is a null array.
-	p.do("XREAD", "BLOCK", "1", "STREAMS", "s", "$")
+		// A timeout with no data is a null array.
+		p.do("XREAD", "BLOCK", "1", "STREAMS", "s", "$")
+	})
 }
 
 func TestDiffBlockXReadGroup(t *testing.T) {
-	p := newPair(t)
-	p.do("XGROUP", "CREATE", "s", "g", "$", "MKSTREAM")
-	first := p.block("XREADGROUP", "GROUP", "g", "alice", "COUNT", "1", "BLOCK", "0", "STREAMS", "s", ">")
-	p.waitBlocked("s", 1)
-	second := p.block("XREADGROUP", "GROUP", "g", "bob", "COUNT", "1", "BLOCK", "0", "STREAMS", "s", ">")
-	p.waitBlocked("s", 2)
-	p.do("XADD", "s", "1-1", "a", "1")
-	p.wait(first) // first come, first served
-	p.waitBlocked("s", 1)
-	p.do("XADD", "s", "2-1", "b", "2")
-	p.wait(second)
-	p.do("XPENDING", "s", "g", "-", "+", "10")
+	eachProtocol(t, func(t *testing.T, p *pair) {
+		p.do("XGROUP", "CREATE", "s", "g", "$", "MKSTREAM")
+		first := p.block("XREADGROUP", "GROUP", "g", "alice", "COUNT", "1", "BLOCK", "0", "STREAMS", "s", ">")
+		p.waitBlocked("s", 1)
+		second := p.block("XREADGROUP", "GROUP", "g", "bob", "COUNT", "1", "BLOCK", "0", "STREAMS", "s", ">")
+		p.waitBlocked("s", 2)
+		p.do("XADD", "s", "1-1", "a", "1")
+		p.wait(first) // first come, first served
+		p.waitBlocked("s", 1)
+		p.do("XADD", "s", "2-1", "b", "2")
+		p.wait(second)
+		p.do("XPENDING", "s", "g", "-", "+", "10")
 
-	// NOACK while blocked.
-	b := p.block("XREADGROUP", "GROUP", "g", "carol", "NOACK", "BLOCK", "0", "STREAMS", "s", ">")
-	p.waitBlocked("s", 1)
-	p.do("XADD", "s", "3-1", "c", "3")
-	p.wait(b)
-	p.do("XPENDING", "s", "g")
+		// NOACK while blocked.
+		b := p.block("XREADGROUP", "GROUP", "g", "carol", "NOACK", "BLOCK", "0", "STREAMS", "s", ">")
+		p.waitBlocked("s", 1)
+		p.do("XADD", "s", "3-1", "c", "3")
+		p.wait(b)
+		p.do("XPENDING", "s", "g")
 
-	// A history read never blocks.
-	p.do("XREADGROUP", "GROUP", "g", "alice", "BLOCK", "0", "STREAMS", "s", "0")
-	p.do("XREADGROUP", "GROUP", "g", "alice", "BLOCK", "1", "STREAMS", "s", ">")
-	p.do("XINFO", "CONSUMERS", "s", "g")
+		// A history read never blocks.
+		p.do("XREADGROUP", "GROUP", "g", "alice", "BLOCK", "0", "STREAMS", "s", "0")
+		p.do("XREADGROUP", "GROUP", "g", "alice", "BLOCK", "1", "STREAMS", "s", ">")
+		p.do("XINFO", "CONSUMERS", "s", "g")
+	})
 }
 
 func TestDiffBlockGroupDestroyed(t *testing.T) {
-	p := newPair(t)
-	p.do("XGROUP", "CREATE", "s", "g", "$", "MKSTREAM")
-	b := p.block("XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", "s", ">")
-	p.waitBlocked("s", 1)
-	p.do("XGROUP", "DESTROY", "s", "g")
-	p.wait(b)
+	eachProtocol(t, func(t *testing.T, p *pair) {
+		p.do("XGROUP", "CREATE", "s", "g", "$", "MKSTREAM")
+		b := p.block("XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", "s", ">")
+		p.waitBlocked("s", 1)
+		p.do("XGROUP", "DESTROY", "s", "g")
+		p.wait(b)
 
-	p.do("XGROUP", "CREATE", "s", "g", "$")
-	b = p.block("XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", "s", ">")
-	p.waitBlocked("s", 1)
-	p.do("DEL", "s")
-	p.wait(b)
+		p.do("XGROUP", "CREATE", "s", "g", "$")
+		b = p.block("XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", "s", ">")
+		p.waitBlocked("s", 1)
+		p.do("DEL", "s")
+		p.wait(b)
+	})
 }
 
 // A client that disconnects while blocked leaves nothing behind: its

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -26,6 +27,7 @@ type conn struct {
 	clientID int64
 
 	db     int
+	resp   int // protocol version of the replies: 2, or 3 after HELLO 3
 	authed bool
 	name   string
 	quit   bool
@@ -121,7 +123,7 @@ func (q *requestQueue) stop() {
 }
 
 func newConn(s *Server, nc net.Conn) *conn {
-	c := &conn{srv: s, nc: nc, w: redcon.NewWriter(nc), clientID: s.nextID.Add(1), authed: s.opts.Password == ""}
+	c := &conn{srv: s, nc: nc, w: redcon.NewWriter(nc), clientID: s.nextID.Add(1), resp: 2, authed: s.opts.Password == ""}
 	c.ctx, c.cancel = context.WithCancel(s.ctx)
 	return c
 }
@@ -241,7 +243,56 @@ func (c *conn) err(msg string) {
 func (c *conn) int(n int64)        { c.w.WriteInt64(n) }
 func (c *conn) array(n int)        { c.w.WriteArray(n) }
 func (c *conn) bulk(s string)      { c.w.WriteBulkString(s) }
-func (c *conn) null()              { c.w.WriteNull() }
-func (c *conn) nullArray()         { c.w.WriteRaw([]byte("*-1\r\n")) }
 func (c *conn) simple(s string)    { c.w.WriteString(s) }
 func (c *conn) bulkBytes(b []byte) { c.w.WriteBulk(b) }
+
+// null writes a null bulk string: $-1 in RESP2, _ in RESP3.
+func (c *conn) null() {
+	if c.resp == 3 {
+		c.w.WriteRaw([]byte("_\r\n"))
+		return
+	}
+	c.w.WriteNull()
+}
+
+// nullArray writes a null array: *-1 in RESP2, _ in RESP3.
+func (c *conn) nullArray() {
+	if c.resp == 3 {
+		c.w.WriteRaw([]byte("_\r\n"))
+		return
+	}
+	c.w.WriteRaw([]byte("*-1\r\n"))
+}
+
+// mapLen starts a map of n pairs: %n in RESP3, a flat array of 2n
+// elements in RESP2.
+func (c *conn) mapLen(n int) { c.aggregate('%', n, 2*n) }
+
+// setLen starts a set of n elements: ~n in RESP3, an array in RESP2.
+func (c *conn) setLen(n int) { c.aggregate('~', n, n) }
+
+func (c *conn) aggregate(kind byte, n, resp2 int) {
+	if c.resp != 3 {
+		c.array(resp2)
+		return
+	}
+	c.scratch = append(c.scratch[:0], kind)
+	c.scratch = strconv.AppendInt(c.scratch, int64(n), 10)
+	c.scratch = append(c.scratch, '\r', '\n')
+	c.w.WriteRaw(c.scratch)
+}
+
+// verbatim writes text as a verbatim string of format txt in RESP3, a
+// bulk string in RESP2.
+func (c *conn) verbatim(text string) {
+	if c.resp != 3 {
+		c.bulk(text)
+		return
+	}
+	c.scratch = append(c.scratch[:0], '=')
+	c.scratch = strconv.AppendInt(c.scratch, int64(len(text)+4), 10)
+	c.scratch = append(c.scratch, "\r\ntxt:"...)
+	c.scratch = append(c.scratch, text...)
+	c.scratch = append(c.scratch, '\r', '\n')
+	c.w.WriteRaw(c.scratch)
+}

@@ -66,7 +66,7 @@ func init() {
 			}
 		}
 	})
-	register("command|docs", -2, func(c *conn, args [][]byte) { c.array(0) })
+	register("command|docs", -2, func(c *conn, args [][]byte) { c.mapLen(0) })
 	register("command|list", -2, func(c *conn, args [][]byte) {
 		names := commandNames()
 		c.array(len(names))
@@ -115,16 +115,18 @@ func auth(c *conn, args [][]byte) {
 	c.ok()
 }
 
-// hello answers HELLO. Only RESP2 is served: HELLO 3 gets NOPROTO, as
-// from a server that does not speak RESP3, and clients fall back to RESP2.
+// hello answers HELLO, switching the connection to the protocol asked
+// for (2 or 3) before the reply, which is a map in RESP3.
 func hello(c *conn, args [][]byte) {
+	ver := int64(0)
 	if len(args) >= 2 {
-		ver, ok := parseLL(args[1])
+		var ok bool
+		ver, ok = parseLL(args[1])
 		if !ok {
 			c.err("ERR Protocol version is not an integer or out of range")
 			return
 		}
-		if ver != 2 {
+		if ver < 2 || ver > 3 {
 			c.err("NOPROTO unsupported protocol version")
 			return
 		}
@@ -163,13 +165,16 @@ func hello(c *conn, args [][]byte) {
 	if name != nil {
 		c.name = string(name)
 	}
-	c.array(14)
+	if ver != 0 {
+		c.resp = int(ver)
+	}
+	c.mapLen(7)
 	c.bulk("server")
 	c.bulk("redis")
 	c.bulk("version")
 	c.bulk(redisVersion)
 	c.bulk("proto")
-	c.int(2)
+	c.int(int64(c.resp))
 	c.bulk("id")
 	c.int(c.clientID)
 	c.bulk("mode")
@@ -204,7 +209,7 @@ func (c *conn) commandInfo(cmd *command) {
 	c.array(10)
 	c.bulk(cmd.name)
 	c.int(int64(cmd.arity))
-	c.array(0)
+	c.setLen(0) // flags
 	first := int64(0)
 	if strings.HasPrefix(cmd.name, "x") && cmd.name != "xread" && cmd.name != "xreadgroup" && cmd.subs == nil {
 		first = 1
@@ -212,15 +217,15 @@ func (c *conn) commandInfo(cmd *command) {
 	c.int(first)
 	c.int(first)
 	c.int(first)
-	c.array(0)
-	c.array(0)
-	c.array(0)
+	c.setLen(0) // ACL categories
+	c.setLen(0) // tips
+	c.array(0)  // key specs
 	subs := make([]string, 0, len(cmd.subs))
 	for n := range cmd.subs {
 		subs = append(subs, n)
 	}
 	sort.Strings(subs)
-	c.array(len(subs))
+	c.setLen(len(subs))
 	for _, n := range subs {
 		c.commandInfo(cmd.subs[n])
 	}

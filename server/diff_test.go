@@ -125,11 +125,16 @@ type client struct {
 	rc  *recConn
 }
 
-func newClient(t testing.TB, addr string) *client {
+// newClient is a RESP2 client of addr.
+func newClient(t testing.TB, addr string) *client { return newClientProto(t, addr, 2) }
+
+// newClientProto is a client of addr speaking protocol proto: with 3 it
+// sends HELLO 3 on connecting.
+func newClientProto(t testing.TB, addr string, proto int) *client {
 	c := &client{}
 	c.rdb = redis.NewClient(&redis.Options{
 		Addr:            addr,
-		Protocol:        2,
+		Protocol:        proto,
 		DisableIdentity: true,
 		PoolSize:        1,
 		MaxRetries:      -1,
@@ -182,6 +187,7 @@ func (c *client) send(args ...string) (*reply, error) {
 // pair is a real Redis and an xstream server, with a client on each.
 type pair struct {
 	t     testing.TB
+	proto int        // the protocol both clients speak: 2 or 3
 	log   [][]string // commands sent, for the report of a difference
 	multi bool       // the clients are in MULTI
 	// trimmedPast holds "key group" for the groups whose entries-read
@@ -193,20 +199,31 @@ type pair struct {
 	xs          *client
 }
 
-// newPair flushes the real Redis and starts an xstream server. It skips
-// the test when there is no real Redis.
-func newPair(t testing.TB) *pair {
+// newPair flushes the real Redis and starts an xstream server, with RESP2
+// clients. It skips the test when there is no real Redis.
+func newPair(t testing.TB) *pair { return newPairProto(t, 2) }
+
+// newPairProto is newPair with clients speaking protocol proto.
+func newPairProto(t testing.TB, proto int) *pair {
 	t.Helper()
 	if realAddr == "" {
 		t.Skip("no Redis to compare with: set XSTREAM_REDIS_ADDR or put redis-server on PATH")
 	}
-	p := &pair{t: t, srv: RunT(t), trimmedPast: map[string]bool{}}
-	p.real = newClient(t, realAddr)
-	p.xs = newClient(t, p.srv.Addr())
+	p := &pair{t: t, proto: proto, srv: RunT(t), trimmedPast: map[string]bool{}}
+	p.real = newClientProto(t, realAddr, proto)
+	p.xs = newClientProto(t, p.srv.Addr(), proto)
 	if r := p.real.do(t, "FLUSHALL"); r.s != "OK" {
 		t.Fatalf("FLUSHALL: %v", r)
 	}
 	return p
+}
+
+// eachProtocol runs a differential test twice, as subtests: over RESP2
+// connections and over RESP3 ones (after HELLO 3).
+func eachProtocol(t *testing.T, fn func(t *testing.T, p *pair)) {
+	for _, proto := range []int{2, 3} {
+		t.Run("RESP"+itoa(proto), func(t *testing.T) { fn(t, newPairProto(t, proto)) })
+	}
 }
 
 // do sends a command to both servers and fails the test unless the
@@ -352,10 +369,10 @@ func (p *pair) hideCounters(key string, r *reply) {
 			}
 		})
 	}
-	if r.kind != '*' {
+	if !isAggregate(r.kind) {
 		return
 	}
-	if len(r.kids) > 0 && r.kids[0].kind == '*' { // XINFO GROUPS
+	if len(r.kids) > 0 && isAggregate(r.kids[0].kind) { // XINFO GROUPS
 		for _, g := range r.kids {
 			hide(g)
 		}

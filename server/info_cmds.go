@@ -43,7 +43,7 @@ func xinfoGroups(c *conn, args [][]byte) {
 	gs := s.Groups()
 	c.array(len(gs))
 	for _, g := range gs {
-		c.groupFields(g, 12)
+		c.groupFields(g, 6)
 		c.bulk("pending")
 		c.int(g.Pending)
 		c.bulk("last-delivered-id")
@@ -56,7 +56,7 @@ func xinfoGroups(c *conn, args [][]byte) {
 }
 
 func (c *conn) groupFields(g xstream.GroupInfo, n int) {
-	c.array(n)
+	c.mapLen(n)
 	c.bulk("name")
 	c.bulk(g.Name)
 	c.bulk("consumers")
@@ -76,7 +76,7 @@ func xinfoConsumers(c *conn, args [][]byte) {
 	}
 	c.array(len(cs))
 	for _, ci := range cs {
-		c.array(8)
+		c.mapLen(4)
 		c.bulk("name")
 		c.bulk(ci.Name)
 		c.bulk("pending")
@@ -121,7 +121,7 @@ func xinfoStream(c *conn, args [][]byte) {
 	}
 	if !full {
 		info := s.Info()
-		c.array(20)
+		c.mapLen(10)
 		c.streamHead(info)
 		c.bulk("groups")
 		c.int(int64(info.Groups))
@@ -136,14 +136,14 @@ func xinfoStream(c *conn, args [][]byte) {
 		c.err("ERR " + err.Error())
 		return
 	}
-	c.array(18)
+	c.mapLen(9)
 	c.streamHead(info)
 	c.bulk("entries")
 	c.entries(info.Entries)
 	c.bulk("groups")
 	c.array(len(info.GroupDetails))
 	for _, g := range info.GroupDetails {
-		c.array(14)
+		c.mapLen(7)
 		c.bulk("name")
 		c.bulk(g.Name)
 		c.bulk("last-delivered-id")
@@ -166,7 +166,7 @@ func xinfoStream(c *conn, args [][]byte) {
 		c.bulk("consumers")
 		c.array(len(g.Consumers))
 		for _, cd := range g.Consumers {
-			c.array(10)
+			c.mapLen(5)
 			c.bulk("name")
 			c.bulk(cd.Name)
 			c.bulk("seen-time")

@@ -171,5 +171,5 @@ func info(c *conn, args [][]byte) {
 			}
 		}
 	}
-	c.bulk(b.String())
+	c.verbatim(b.String())
 }

@@ -24,22 +24,24 @@ func TestDiffRandom(t *testing.T) {
 		ops, _ = strconv.Atoi(s)
 	}
 	t.Logf("seed %d (XSTREAM_DIFF_SEED=%d to replay)", seed, seed)
-	p := newPair(t)
-	g := &gen{r: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), lastMs: map[string]int{}}
-	g.last = func(key string) xstream.ID {
-		if s, ok := p.srv.DB(0).Lookup(key); ok {
-			return s.LastID()
-		}
-		return xstream.ID{}
-	}
 	checkKeys := os.Getenv("XSTREAM_DIFF_EXISTS") != ""
-	for range ops {
-		args := g.next()
-		p.do(args...)
-		if checkKeys {
-			p.do("EXISTS", "s1", "s2", "s3")
+	// The same commands run over RESP2, then over RESP3.
+	eachProtocol(t, func(t *testing.T, p *pair) {
+		g := &gen{r: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), lastMs: map[string]int{}}
+		g.last = func(key string) xstream.ID {
+			if s, ok := p.srv.DB(0).Lookup(key); ok {
+				return s.LastID()
+			}
+			return xstream.ID{}
 		}
-	}
+		for range ops {
+			args := g.next()
+			p.do(args...)
+			if checkKeys {
+				p.do("EXISTS", "s1", "s2", "s3")
+			}
+		}
+	})
 }
 
 type gen struct {

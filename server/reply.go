@@ -40,9 +40,13 @@ func (c *conn) ids(es []xstream.Entry) {
 }
 
 func (c *conn) streamEntries(out []xstream.StreamEntries) {
-	c.array(len(out))
+	// A map keyed by stream in RESP3; an array of [name, entries] pairs
+	// in RESP2.
+	c.aggregate('%', len(out), len(out))
 	for _, se := range out {
-		c.array(2)
+		if c.resp != 3 {
+			c.array(2)
+		}
 		c.bulk(se.Stream)
 		c.entries(se.Entries)
 	}

@@ -11,9 +11,11 @@ import (
 
 // A reply as read from the wire, with its exact type, so that the
 // differential tests compare shapes (simple string or bulk, null bulk or
-// null array) and not only values.
+// null array, RESP3 map or array) and not only values. A RESP3 map holds
+// its keys and values in kids, alternating; a double, big number or
+// boolean holds its text in s.
 type reply struct {
-	kind   byte // '+', '-', ':', '$', '*'; 't' an approximate time; 'w' anything
+	kind   byte // a RESP2 or RESP3 type byte; 't' an approximate time; 'w' anything
 	null   bool
 	s      string
 	n      int64
@@ -49,11 +51,13 @@ func readReply(rd *bufio.Reader) (*reply, error) {
 	r := &reply{kind: line[0]}
 	body := line[1:]
 	switch r.kind {
-	case '+', '-':
+	case '+', '-', ',', '(', '#':
 		r.s = body
+	case '_':
+		r.null = true
 	case ':':
 		r.n, err = strconv.ParseInt(body, 10, 64)
-	case '$':
+	case '$', '=', '!':
 		n, err := strconv.Atoi(body)
 		if err != nil {
 			return nil, err
@@ -67,7 +71,7 @@ func readReply(rd *bufio.Reader) (*reply, error) {
 			return nil, err
 		}
 		r.s = string(buf[:n])
-	case '*':
+	case '*', '%', '~', '>', '|':
 		n, err := strconv.Atoi(body)
 		if err != nil {
 			return nil, err
@@ -75,6 +79,9 @@ func readReply(rd *bufio.Reader) (*reply, error) {
 		if n < 0 {
 			r.null = true
 			break
+		}
+		if r.kind == '%' || r.kind == '|' {
+			n *= 2
 		}
 		for range n {
 			k, err := readReply(rd)
@@ -117,7 +124,10 @@ func (r *reply) format(b *strings.Builder) {
 		fmt.Fprintf(b, "%cnil", r.kind)
 	case r.kind == ':':
 		fmt.Fprintf(b, ":%d", r.n)
-	case r.kind == '*':
+	case isAggregate(r.kind):
+		if r.kind != '*' {
+			b.WriteByte(r.kind)
+		}
 		b.WriteString("[")
 		for i, k := range r.kids {
 			if i > 0 {
@@ -168,10 +178,13 @@ func markTime(r *reply) {
 	}
 }
 
-// mapFields applies fn to the values of a map reply (a flat array of
-// name, value) and drops the names in drop.
+// isAggregate tells the types whose elements are in kids.
+func isAggregate(kind byte) bool { return strings.IndexByte("*%~>|", kind) >= 0 }
+
+// mapFields applies fn to the values of a map reply (a RESP3 map, or in
+// RESP2 a flat array of name, value) and drops the names in drop.
 func mapFields(r *reply, drop map[string]bool, fn func(name string, v *reply)) {
-	if r == nil || r.kind != '*' || len(r.kids)%2 != 0 {
+	if r == nil || (r.kind != '*' && r.kind != '%') || len(r.kids)%2 != 0 {
 		return
 	}
 	kept := r.kids[:0]
@@ -203,6 +216,12 @@ func normalize(args []string, r *reply) {
 		sub = strings.ToUpper(args[1])
 	}
 	switch {
+	case name == "HELLO":
+		mapFields(r, nil, func(n string, v *reply) {
+			if n == "id" {
+				v.kind = 'w' // each server numbers its own clients
+			}
+		})
 	case name == "KEYS":
 		sortReplies(r.kids)
 	case name == "SCAN" && len(r.kids) == 2:

@@ -6,18 +6,20 @@ import "testing"
 // server serves, compared reply by reply with a real Redis.
 
 func TestDiffNoRedisCommandDiffers(t *testing.T) {
-	p := newPair(t)
-	want := p.real.do(t, "XREAD", "STREAMS", "s", "+")
-	got := p.xs.do(t, "XREAD", "STREAMS", "s", "+")
-	// Redis 7.0 has no XREAD "+" (7.4 added it): the harness must see the
-	// difference, or it compares nothing.
-	if equalReplies(want, got) {
-		t.Fatalf("replies %v and %v should differ", want, got)
-	}
+	eachProtocol(t, func(t *testing.T, p *pair) {
+		want := p.real.do(t, "XREAD", "STREAMS", "s", "+")
+		got := p.xs.do(t, "XREAD", "STREAMS", "s", "+")
+		// Redis 7.0 has no XREAD "+" (7.4 added it): the harness must see the
+		// difference, or it compares nothing.
+		if equalReplies(want, got) {
+			t.Fatalf("replies %v and %v should differ", want, got)
+		}
+	})
 }
 
 func TestDiffXAdd(t *testing.T) {
-	newPair(t).script(`
+	eachProtocol(t, func(t *testing.T, p *pair) {
+		p.script(`
 XADD s 1-1 a 1
 XADD s 1-1 a 1
 XADD s 1-0 a 1
@@ -69,14 +71,15 @@ XADD s * a 1
 XADD s 18446744073709551615-* a 1
 XINFO STREAM s
 `)
+	})
 }
 
 func TestDiffXAddApproxTrim(t *testing.T) {
-	p := newPair(t)
-	for i := 1; i <= 350; i++ {
-		p.do("XADD", "s", itoa(i)+"-1", "f", "v")
-	}
-	p.script(`
+	eachProtocol(t, func(t *testing.T, p *pair) {
+		for i := 1; i <= 350; i++ {
+			p.do("XADD", "s", itoa(i)+"-1", "f", "v")
+		}
+		p.script(`
 XADD s MAXLEN ~ 200 351-1 f v
 XLEN s
 XADD s MAXLEN ~ 10 LIMIT 100 352-1 f v
@@ -91,11 +94,12 @@ XTRIM s MAXLEN 0
 XLEN s
 XINFO STREAM s
 `)
+	})
 }
 
 func TestDiffXRange(t *testing.T) {
-	p := newPair(t)
-	p.script(`
+	eachProtocol(t, func(t *testing.T, p *pair) {
+		p.script(`
 XRANGE missing - +
 XREVRANGE missing + -
 XADD s 1-1 a 1
@@ -134,10 +138,12 @@ XRANGE s
 XRANGE s -
 XRANGE s 2-* +
 `)
+	})
 }
 
 func TestDiffXLenXDel(t *testing.T) {
-	newPair(t).script(`
+	eachProtocol(t, func(t *testing.T, p *pair) {
+		p.script(`
 XLEN missing
 XDEL missing 1-1
 XDEL missing bad
@@ -159,11 +165,12 @@ XRANGE s - +
 EXISTS s
 XLEN s a
 `)
+	})
 }
 
 func TestDiffXTrim(t *testing.T) {
-	p := newPair(t)
-	p.script(`
+	eachProtocol(t, func(t *testing.T, p *pair) {
+		p.script(`
 XTRIM missing MAXLEN 1
 XTRIM missing FOO
 XTRIM missing FOO 1
@@ -171,10 +178,10 @@ XTRIM missing MINID bad
 XTRIM missing MAXLEN 1 LIMIT 5
 XTRIM missing
 `)
-	for i := 1; i <= 10; i++ {
-		p.do("XADD", "s", itoa(i)+"-0", "f", "v")
-	}
-	p.script(`
+		for i := 1; i <= 10; i++ {
+			p.do("XADD", "s", itoa(i)+"-0", "f", "v")
+		}
+		p.script(`
 XTRIM s
 XTRIM s MAXLEN
 XTRIM s FOO 1
@@ -195,10 +202,12 @@ XTRIM s MAXLEN 0
 XLEN s
 XINFO STREAM s
 `)
+	})
 }
 
 func TestDiffXSetID(t *testing.T) {
-	newPair(t).script(`
+	eachProtocol(t, func(t *testing.T, p *pair) {
+		p.script(`
 XSETID missing 1-1
 XSETID missing bad
 XADD s 5-1 a 1
@@ -225,10 +234,12 @@ XSETID s -
 XSETID s +
 XINFO STREAM s
 `)
+	})
 }
 
 func TestDiffXRead(t *testing.T) {
-	newPair(t).script(`
+	eachProtocol(t, func(t *testing.T, p *pair) {
+		p.script(`
 XREAD STREAMS missing 0
 XREAD STREAMS missing $
 XADD s 1-1 a 1
@@ -261,10 +272,12 @@ XREAD FOO STREAMS s 0
 XREAD COUNT 1
 XREAD STREAMS s 18446744073709551615-18446744073709551615
 `)
+	})
 }
 
 func TestDiffXGroup(t *testing.T) {
-	newPair(t).script(`
+	eachProtocol(t, func(t *testing.T, p *pair) {
+		p.script(`
 XGROUP
 XGROUP FOO
 XGROUP HELP
@@ -312,10 +325,12 @@ XGROUP DESTROY missing g
 XGROUP DESTROY s
 XINFO GROUPS s
 `)
+	})
 }
 
 func TestDiffReadGroupAckPending(t *testing.T) {
-	newPair(t).script(`
+	eachProtocol(t, func(t *testing.T, p *pair) {
+		p.script(`
 XREADGROUP GROUP g c STREAMS s >
 XADD s 1-1 a 1
 XADD s 2-1 b 2
@@ -379,10 +394,12 @@ XGROUP DELCONSUMER s g c
 XPENDING s g
 XINFO STREAM s FULL
 `)
+	})
 }
 
 func TestDiffReadGroupDeleted(t *testing.T) {
-	newPair(t).script(`
+	eachProtocol(t, func(t *testing.T, p *pair) {
+		p.script(`
 XADD s 1-1 a 1
 XADD s 2-1 b 2
 XADD s 3-1 c 3
@@ -400,10 +417,12 @@ XREADGROUP GROUP g c2 STREAMS s >
 XPENDING s g
 XINFO GROUPS s
 `)
+	})
 }
 
 func TestDiffClaim(t *testing.T) {
-	newPair(t).script(`
+	eachProtocol(t, func(t *testing.T, p *pair) {
+		p.script(`
 XCLAIM missing g c 0 1-1
 XADD s 1-1 a 1
 XADD s 2-1 b 2
@@ -452,14 +471,15 @@ XCLAIM s g bob 0 1 2 3
 XINFO CONSUMERS s g
 XINFO STREAM s FULL
 `)
+	})
 }
 
 func TestDiffAutoClaim(t *testing.T) {
-	p := newPair(t)
-	for i := 1; i <= 30; i++ {
-		p.do("XADD", "s", itoa(i)+"-1", "f", "v")
-	}
-	p.script(`
+	eachProtocol(t, func(t *testing.T, p *pair) {
+		for i := 1; i <= 30; i++ {
+			p.do("XADD", "s", itoa(i)+"-1", "f", "v")
+		}
+		p.script(`
 XAUTOCLAIM missing g c 0 0
 XGROUP CREATE s g 0
 XAUTOCLAIM s nog c 0 0
@@ -488,11 +508,12 @@ XPENDING s g
 XPENDING s g - + 100 carol
 XINFO CONSUMERS s g
 `)
+	})
 }
 
 func TestDiffXInfo(t *testing.T) {
-	p := newPair(t)
-	p.script(`
+	eachProtocol(t, func(t *testing.T, p *pair) {
+		p.script(`
 XINFO
 XINFO HELP
 XINFO FOO
@@ -514,10 +535,10 @@ XINFO STREAM e
 XINFO STREAM e FULL
 XINFO GROUPS e
 `)
-	for i := 2; i <= 30; i++ {
-		p.do("XADD", "s", itoa(i)+"-1", "f", "v")
-	}
-	p.script(`
+		for i := 2; i <= 30; i++ {
+			p.do("XADD", "s", itoa(i)+"-1", "f", "v")
+		}
+		p.script(`
 XGROUP CREATE s g 0
 XGROUP CREATE s g2 5
 XGROUP CREATE s g3 $ ENTRIESREAD 30
@@ -538,10 +559,12 @@ XTRIM s MAXLEN 0
 XINFO GROUPS s
 XINFO STREAM s
 `)
+	})
 }
 
 func TestDiffKeysAndConnection(t *testing.T) {
-	newPair(t).script(`
+	eachProtocol(t, func(t *testing.T, p *pair) {
+		p.script(`
 PING
 PING hello
 PING a b
@@ -598,10 +621,12 @@ CLIENT GETNAME
 CLIENT SETNAME bad name
 CLIENT FOO
 `)
+	})
 }
 
 func TestDiffMulti(t *testing.T) {
-	newPair(t).script(`
+	eachProtocol(t, func(t *testing.T, p *pair) {
+		p.script(`
 EXEC
 DISCARD
 MULTI
@@ -630,16 +655,56 @@ XREADGROUP GROUP g c BLOCK 0 STREAMS s >
 XREADGROUP GROUP g c BLOCK 0 STREAMS s >
 EXEC
 `)
+	})
 }
 
 func TestDiffDeleteRefs(t *testing.T) {
-	// XDELEX, XACKDEL and the trimming policies are Redis 8.2 commands
-	// that Redis 7.0 answers with "unknown command" or a syntax error; the
-	// xstream server's answers are tested in policy_test.go. Here the
-	// unknown-command replies of their misspellings still match.
-	newPair(t).script(`
+	eachProtocol(t, func(t *testing.T, p *pair) {
+		// XDELEX, XACKDEL and the trimming policies are Redis 8.2 commands
+		// that Redis 7.0 answers with "unknown command" or a syntax error; the
+		// xstream server's answers are tested in policy_test.go. Here the
+		// unknown-command replies of their misspellings still match.
+		p.script(`
 XDELEXX s IDS 1 1-1
 `)
+	})
+}
+
+// TestDiffHello switches protocols on one connection: each HELLO's reply
+// and the replies after it are in the protocol it asked for.
+func TestDiffHello(t *testing.T) {
+	newPair(t).script(`
+		CLIENT GETNAME
+		XADD missing NOMKSTREAM * f v
+		HELLO 3
+		CLIENT GETNAME
+		XADD missing NOMKSTREAM * f v
+		XADD s 1-1 f v
+		XREAD STREAMS s missing 0 0
+		XREAD STREAMS missing 0
+		XPENDING s g
+		XINFO STREAM s
+		INFO keyspace
+		COMMAND DOCS nosuch
+		HELLO
+		HELLO 3 SETNAME me
+		CLIENT GETNAME
+		HELLO 3 AUTH default anything
+		HELLO 3 AUTH nobody anything
+		HELLO 4
+		HELLO 1
+		HELLO x
+		HELLO 3 FOO
+		MULTI
+		XADD missing NOMKSTREAM * f v
+		XRANGE s - +
+		EXEC
+		HELLO 2
+		CLIENT GETNAME
+		XADD missing NOMKSTREAM * f v
+		XREAD STREAMS s 0
+		HELLO
+	`)
 }
 
 // A consumer may be called "": XPENDING with consumer "" lists only its

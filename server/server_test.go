@@ -57,9 +57,14 @@ func TestRunTWithGoRedis(t *testing.T) {
 
 func TestHelloProtocols(t *testing.T) {
 	c := newClient(t, RunT(t).Addr())
-	expect(t, c, `-"NOPROTO unsupported protocol version"`, "HELLO", "3")
+	expect(t, c, `-"NOPROTO unsupported protocol version"`, "HELLO", "4")
 	expect(t, c, `-"NOPROTO unsupported protocol version"`, "HELLO", "1")
-	r := c.do(t, "HELLO", "2", "SETNAME", "me")
+	r := c.do(t, "HELLO", "3")
+	if r.kind != '%' || len(r.kids) != 14 || r.kids[5].n != 3 {
+		t.Fatalf("HELLO 3: %v", r)
+	}
+	expect(t, c, `_nil`, "CLIENT", "GETNAME")
+	r = c.do(t, "HELLO", "2", "SETNAME", "me")
 	if len(r.kids) != 14 || r.kids[5].n != 2 {
 		t.Fatalf("HELLO 2: %v", r)
 	}
@@ -98,9 +103,16 @@ func TestRequirePass(t *testing.T) {
 	send("EXEC\r\n", `-"EXECABORT Transaction discarded because of: NOAUTH Authentication required."`)
 	send("AUTH wrong\r\n", `-"WRONGPASS invalid username-password pair or user is disabled."`)
 	send("AUTH other s3cret\r\n", `-"WRONGPASS invalid username-password pair or user is disabled."`)
+	send("HELLO 3\r\n", `-"NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time"`)
+	send("HELLO 3 AUTH default wrong\r\n", `-"WRONGPASS invalid username-password pair or user is disabled."`)
 	send("AUTH s3cret\r\n", `+"OK"`)
 	send("PING\r\n", `+"PONG"`)
 	send("COMMAND INFO nosuchcommand\r\n", `[$nil]`)
+	// The failed HELLO 3s left the connection in RESP2.
+	send("XADD missing NOMKSTREAM * f v\r\n", `$nil`)
+	send("HELLO 3 AUTH default s3cret SETNAME me\r\n", `%[$"server" $"redis" $"version" $"7.0.15" $"proto" :3 $"id" :1 $"mode" $"standalone" $"role" $"master" $"modules" []]`)
+	send("CLIENT GETNAME\r\n", `$"me"`)
+	send("XADD missing NOMKSTREAM * f v\r\n", `_nil`)
 	if srv.DB(0).Len() != 0 {
 		t.Fatal("a command ran before AUTH")
 	}
