@@ -96,12 +96,8 @@ const maxIDLen = 127
 // It rejects the special forms ("-", "+", "$", ">", "*", "ms-*", "(ID"),
 // which only some operations accept. The error wraps ErrInvalidID.
 func ParseID(s string) (ID, error) {
-	id, seqGiven, err := parseID(s, 0, false)
-	if err != nil {
-		return ID{}, err
-	}
-	_ = seqGiven
-	return id, nil
+	id, _, err := parseID(s, 0, false)
+	return id, err
 }
 
 // parseID parses "ms-seq" or "ms" (seq = missingSeq). With allowStarSeq,
