@@ -42,14 +42,30 @@ type conn struct {
 
 type request struct {
 	args [][]byte
-	size int // bytes on the wire
+	size int // memory held: see requestCost
 	err  error
 }
 
+// requestCost is the memory a parsed request holds: its wire bytes (the
+// arguments point into a copy of them), a slice header per argument, and
+// the Command and request around them.
+func requestCost(raw []byte, args [][]byte) int { return len(raw) + 24*len(args) + 64 }
+
+// maxQueueBytes bounds the memory of the requests read ahead of the one
+// running (see requestQueue), whatever MaxRequestBytes is.
+const maxQueueBytes = 4 << 20
+
+// readChunk bounds one read from the socket, so that the parser never
+// holds more than one request plus readChunk bytes of parsed requests
+// that are not yet in the queue.
+const readChunk = 64 << 10
+
 // requestQueue holds the commands read from a client and not yet run. The
 // reader goes on reading while a command runs (or blocks), so that it sees
-// the client go away, until the queued commands hold more than max bytes:
-// then it waits, as Redis bounds a client's query buffer.
+// the client go away, until the queued commands would cost more than max
+// bytes: then it stops reading from the socket until the runner takes
+// some, as Redis bounds a client's query buffer. One request is always
+// let in, so that a request up to MaxRequestBytes can run.
 type requestQueue struct {
 	mu      sync.Mutex
 	cond    sync.Cond
@@ -71,7 +87,7 @@ func newRequestQueue(max int) *requestQueue {
 func (q *requestQueue) push(r request) bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	for q.bytes > q.max && !q.stopped {
+	for len(q.items) > 0 && q.bytes+r.size > q.max && !q.stopped {
 		q.cond.Wait()
 	}
 	if q.stopped {
@@ -153,13 +169,16 @@ func (l *limitReader) Read(p []byte) (int, error) {
 	if l.n > l.max {
 		return 0, errRequestTooLarge
 	}
+	if len(p) > readChunk {
+		p = p[:readChunk]
+	}
 	k, err := l.r.Read(p)
 	l.n += k
 	return k, err
 }
 
 func (c *conn) serve() {
-	q := newRequestQueue(c.srv.opts.MaxRequestBytes)
+	q := newRequestQueue(min(c.srv.opts.MaxRequestBytes, maxQueueBytes))
 	readerDone := make(chan struct{})
 	go func() {
 		defer close(readerDone)
@@ -179,7 +198,7 @@ func (c *conn) serve() {
 				return
 			}
 			lr.n = 0
-			if !q.push(request{args: cmd.Args, size: len(cmd.Raw)}) {
+			if !q.push(request{args: cmd.Args, size: requestCost(cmd.Raw, cmd.Args)}) {
 				return
 			}
 		}

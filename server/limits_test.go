@@ -1,0 +1,133 @@
+package server
+
+import (
+	"net"
+	"runtime"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+// feedConn is a net.Conn whose input is head followed by rep repeated
+// until total bytes, made as they are read so that the test holds none of
+// it; then reads wait for Close. Replies are counted and dropped.
+type feedConn struct {
+	head, rep []byte
+	total     int
+
+	mu      sync.Mutex
+	read    int
+	written int
+	closed  bool
+	done    chan struct{}
+}
+
+func newFeedConn(head, rep string, total int) *feedConn {
+	return &feedConn{head: []byte(head), rep: []byte(rep), total: total, done: make(chan struct{})}
+}
+
+func (f *feedConn) Read(p []byte) (int, error) {
+	f.mu.Lock()
+	if f.closed {
+		f.mu.Unlock()
+		return 0, net.ErrClosed
+	}
+	if f.read >= f.total {
+		f.mu.Unlock()
+		<-f.done
+		return 0, net.ErrClosed
+	}
+	n := 0
+	for n < len(p) && f.read < f.total {
+		var src []byte
+		if f.read < len(f.head) {
+			src = f.head[f.read:]
+		} else {
+			off := (f.read - len(f.head)) % len(f.rep)
+			src = f.rep[off:]
+		}
+		k := copy(p[n:], src)
+		n += k
+		f.read += k
+	}
+	f.mu.Unlock()
+	return n, nil
+}
+
+func (f *feedConn) Write(p []byte) (int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed {
+		return 0, net.ErrClosed
+	}
+	f.written += len(p)
+	return len(p), nil
+}
+
+func (f *feedConn) Close() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.closed {
+		f.closed = true
+		close(f.done)
+	}
+	return nil
+}
+
+func (f *feedConn) bytesRead() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.read
+}
+
+func (f *feedConn) LocalAddr() net.Addr              { return &net.TCPAddr{} }
+func (f *feedConn) RemoteAddr() net.Addr             { return &net.TCPAddr{} }
+func (f *feedConn) SetDeadline(time.Time) error      { return nil }
+func (f *feedConn) SetReadDeadline(time.Time) error  { return nil }
+func (f *feedConn) SetWriteDeadline(time.Time) error { return nil }
+
+// heapInUse is the live heap after a collection.
+func heapInUse() uint64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
+}
+
+// serveFeed runs a connection of srv on f in a synctest bubble, waits
+// until every goroutine is blocked, and returns the heap growth then.
+func serveFeed(t *testing.T, opts Options, f *feedConn) (growth int64) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := New(opts)
+		before := heapInUse()
+		c := newConn(srv, f)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			c.serve()
+		}()
+		synctest.Wait()
+		growth = int64(heapInUse()) - int64(before)
+		f.Close()
+		srv.cancel()
+		<-done
+	})
+	return growth
+}
+
+// A client blocked in XREAD that goes on sending requests makes the
+// server read ahead only a bounded amount, counted as the memory the
+// parsed requests hold, not their wire bytes; then it stops reading.
+func TestReadAheadIsBounded(t *testing.T) {
+	const empty = "*1\r\n$0\r\n\r\n"
+	f := newFeedConn("*6\r\n$5\r\nXREAD\r\n$5\r\nBLOCK\r\n$1\r\n0\r\n$7\r\nSTREAMS\r\n$1\r\ns\r\n$1\r\n$\r\n", empty, 64<<20)
+	growth := serveFeed(t, Options{MaxRequestBytes: 8 << 20}, f)
+	t.Logf("read %d bytes, heap grew %d bytes", f.bytesRead(), growth)
+	if read := f.bytesRead(); read >= f.total {
+		t.Fatalf("the server read all %d bytes behind a blocked command", read)
+	}
+	if growth > 12<<20 {
+		t.Fatalf("the heap grew %d bytes behind a blocked command", growth)
+	}
+}
