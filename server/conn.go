@@ -35,7 +35,11 @@ type conn struct {
 	multi  bool
 	dirty  bool // MULTI with a command that could not be queued
 	queued [][][]byte
-	inExec bool
+	// queuedBytes is the memory the queued commands hold (arguments,
+	// slice headers, and 64 bytes of overhead per command), bounded by
+	// MaxMultiBytes.
+	queuedBytes int
+	inExec      bool
 
 	scratch []byte
 }

@@ -3,6 +3,7 @@ package server
 import (
 	"net"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -24,7 +25,7 @@ type feedConn struct {
 }
 
 func newFeedConn(head, rep string, total int) *feedConn {
-	return &feedConn{head: []byte(head), rep: []byte(rep), total: total, done: make(chan struct{})}
+	return &feedConn{head: []byte(head), rep: []byte(rep), total: total}
 }
 
 func (f *feedConn) Read(p []byte) (int, error) {
@@ -95,10 +96,11 @@ func heapInUse() uint64 {
 	return m.HeapAlloc
 }
 
-// serveFeed runs a connection of srv on f in a synctest bubble, waits
+// serveFeed runs a connection of a new Server on f in a synctest bubble, waits
 // until every goroutine is blocked, and returns the heap growth then.
 func serveFeed(t *testing.T, opts Options, f *feedConn) (growth int64) {
 	synctest.Test(t, func(t *testing.T) {
+		f.done = make(chan struct{}) // in the bubble, so that waiting on it is blocking
 		srv := New(opts)
 		before := heapInUse()
 		c := newConn(srv, f)
@@ -130,4 +132,32 @@ func TestReadAheadIsBounded(t *testing.T) {
 	if growth > 12<<20 {
 		t.Fatalf("the heap grew %d bytes behind a blocked command", growth)
 	}
+}
+
+// resp encodes a command as a RESP array of bulk strings.
+func resp(args ...string) string {
+	s := "*" + itoa(len(args)) + "\r\n"
+	for _, a := range args {
+		s += "$" + itoa(len(a)) + "\r\n" + a + "\r\n"
+	}
+	return s
+}
+
+// A command past MaxMultiBytes gets an error, and EXEC then aborts the
+// transaction without running any of it.
+func TestMultiLimitAbortsExec(t *testing.T) {
+	srv := RunTWith(t, Options{MaxMultiBytes: 3 << 10})
+	c := newClient(t, srv.Addr())
+	v := strings.Repeat("v", 1<<10)
+	expect(t, c, `+"OK"`, "MULTI")
+	expect(t, c, `+"QUEUED"`, "XADD", "s", "1-1", "f", v)
+	expect(t, c, `+"QUEUED"`, "XADD", "s", "2-1", "f", v)
+	expect(t, c, `-"ERR transaction larger than the limit of 3072 bytes"`, "XADD", "s", "3-1", "f", v)
+	expect(t, c, `-"EXECABORT Transaction discarded because of previous errors."`, "EXEC")
+	expect(t, c, `:0`, "EXISTS", "s")
+	// The next transaction starts from nothing.
+	expect(t, c, `+"OK"`, "MULTI")
+	expect(t, c, `+"QUEUED"`, "XADD", "s", "1-1", "f", v)
+	expect(t, c, `+"QUEUED"`, "XADD", "s", "2-1", "f", v)
+	expect(t, c, `[$"1-1" $"2-1"]`, "EXEC")
 }

@@ -37,6 +37,11 @@ type Options struct {
 	// MaxReplyBytes bounds the size of one reply; a command whose reply
 	// would be larger gets an error instead. 0 means 256 MiB.
 	MaxReplyBytes int
+	// MaxMultiBytes bounds the memory of the commands queued in one
+	// MULTI transaction (their arguments plus 24 bytes per argument and
+	// 64 per command); a command that would pass it gets an error and is
+	// not queued, and EXEC then answers EXECABORT. 0 means 64 MiB.
+	MaxMultiBytes int
 	// Clock, when not nil, is the clock of the streams (auto IDs, idle
 	// times); by default the wall clock.
 	Clock func() time.Time
@@ -76,6 +81,9 @@ func New(opts Options) *Server {
 	}
 	if opts.MaxReplyBytes <= 0 {
 		opts.MaxReplyBytes = 256 << 20
+	}
+	if opts.MaxMultiBytes <= 0 {
+		opts.MaxMultiBytes = 64 << 20
 	}
 	s := &Server{opts: opts, conns: map[*conn]struct{}{}}
 	var dbOpts []xstream.Option
