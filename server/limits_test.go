@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bufio"
 	"net"
 	"runtime"
 	"strings"
@@ -160,4 +161,27 @@ func TestMultiLimitAbortsExec(t *testing.T) {
 	expect(t, c, `+"QUEUED"`, "XADD", "s", "1-1", "f", v)
 	expect(t, c, `+"QUEUED"`, "XADD", "s", "2-1", "f", v)
 	expect(t, c, `[$"1-1" $"2-1"]`, "EXEC")
+}
+
+// A client past MaxClients gets Redis's error and is disconnected; the
+// clients already connected go on.
+func TestMaxClients(t *testing.T) {
+	srv := RunTWith(t, Options{MaxClients: 2})
+	a, b := newClient(t, srv.Addr()), newClient(t, srv.Addr())
+	expect(t, a, `+"PONG"`, "PING")
+	expect(t, b, `+"PONG"`, "PING")
+	nc, err := net.Dial("tcp", srv.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	rd := bufio.NewReader(nc)
+	r, err := readReply(rd)
+	if err != nil || r.String() != `-"ERR max number of clients reached"` {
+		t.Fatalf("third client: %v, %v", r, err)
+	}
+	if _, err := readReply(rd); err == nil {
+		t.Fatal("the connection stayed open past MaxClients")
+	}
+	expect(t, a, `+"PONG"`, "PING")
 }
