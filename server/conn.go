@@ -158,29 +158,6 @@ func (c *conn) stopReading() {
 	c.nc.Close()
 }
 
-// errRequestTooLarge is returned by limitReader.
-var errRequestTooLarge = errors.New("request too large")
-
-// limitReader fails once more than max bytes are read without a complete
-// command: it bounds the memory a client can make the parser hold.
-type limitReader struct {
-	r   io.Reader
-	n   int
-	max int
-}
-
-func (l *limitReader) Read(p []byte) (int, error) {
-	if l.n > l.max {
-		return 0, errRequestTooLarge
-	}
-	if len(p) > readChunk {
-		p = p[:readChunk]
-	}
-	k, err := l.r.Read(p)
-	l.n += k
-	return k, err
-}
-
 func (c *conn) serve() {
 	q := newRequestQueue(min(c.srv.opts.MaxRequestBytes, maxQueueBytes))
 	readerDone := make(chan struct{})
@@ -188,8 +165,7 @@ func (c *conn) serve() {
 		defer close(readerDone)
 		defer q.close()
 		defer c.cancel()
-		lr := &limitReader{r: c.nc, max: c.srv.opts.MaxRequestBytes}
-		rd := redcon.NewReader(lr)
+		rd := redcon.NewReader(newFrameReader(c.nc, c.srv.opts.MaxRequestBytes))
 		for {
 			cmd, err := rd.ReadCommand()
 			if err != nil {
@@ -201,7 +177,6 @@ func (c *conn) serve() {
 				}
 				return
 			}
-			lr.n = 0
 			if !q.push(request{args: cmd.Args, size: requestCost(cmd.Raw, cmd.Args)}) {
 				return
 			}

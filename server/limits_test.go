@@ -144,6 +144,18 @@ func resp(args ...string) string {
 	return s
 }
 
+// A transaction queues commands only up to MaxMultiBytes: the memory a
+// client can make the server hold with MULTI is bounded.
+func TestMultiQueueIsBounded(t *testing.T) {
+	xadd := resp("XADD", "s", "*", "f", strings.Repeat("v", 1<<10))
+	f := newFeedConn(resp("MULTI"), xadd, 32<<20)
+	growth := serveFeed(t, Options{MaxMultiBytes: 1 << 20}, f)
+	t.Logf("read %d bytes, heap grew %d bytes", f.bytesRead(), growth)
+	if growth > 8<<20 {
+		t.Fatalf("the heap grew %d bytes with a transaction limited to 1 MiB", growth)
+	}
+}
+
 // A command past MaxMultiBytes gets an error, and EXEC then aborts the
 // transaction without running any of it.
 func TestMultiLimitAbortsExec(t *testing.T) {
@@ -184,4 +196,55 @@ func TestMaxClients(t *testing.T) {
 		t.Fatal("the connection stayed open past MaxClients")
 	}
 	expect(t, a, `+"PONG"`, "PING")
+}
+
+// Bulk and multibulk lengths Redis refuses are refused as soon as their
+// header arrives, with Redis's error, and the connection closes; the
+// requests before them are answered.
+func TestBulkLengthRefused(t *testing.T) {
+	srv := RunT(t)
+	for _, tc := range []struct{ in, want string }{
+		{"*1\r\n$536870913\r\n", `-"ERR Protocol error: invalid bulk length"`},
+		{"*1\r\n$-1\r\n", `-"ERR Protocol error: invalid bulk length"`},
+		{"*1\r\n$abc\r\n", `-"ERR Protocol error: invalid bulk length"`},
+		{"*2147483648\r\n", `-"ERR Protocol error: invalid multibulk length"`},
+		{resp("PING") + "*1\r\n$536870913\r\n", `+"PONG"`},
+	} {
+		nc, err := net.Dial("tcp", srv.Addr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := nc.Write([]byte(tc.in)); err != nil {
+			t.Fatal(err)
+		}
+		rd := bufio.NewReader(nc)
+		r, err := readReply(rd)
+		if err != nil || r.String() != tc.want {
+			t.Fatalf("%q: got %v, %v; want %s", tc.in, r, err, tc.want)
+		}
+		if strings.HasPrefix(tc.want, "+") {
+			if r, err = readReply(rd); err != nil || r.String() != `-"ERR Protocol error: invalid bulk length"` {
+				t.Fatalf("%q: second reply %v, %v", tc.in, r, err)
+			}
+		}
+		if _, err := readReply(rd); err == nil {
+			t.Fatalf("%q: the connection stayed open", tc.in)
+		}
+		nc.Close()
+	}
+}
+
+// A long pipeline of requests that straddle the reads keeps the parser's
+// buffer about the size of one request.
+func TestPipelineBufferIsBounded(t *testing.T) {
+	ping := resp("ECHO", strings.Repeat("x", 1000))
+	f := newFeedConn("", ping, 32<<20)
+	growth := serveFeed(t, Options{}, f)
+	t.Logf("read %d bytes, heap grew %d bytes", f.bytesRead(), growth)
+	if f.bytesRead() != f.total {
+		t.Fatalf("read %d of %d bytes", f.bytesRead(), f.total)
+	}
+	if growth > 4<<20 {
+		t.Fatalf("the heap grew %d bytes over a pipeline of small requests", growth)
+	}
 }
