@@ -35,21 +35,41 @@ type conn struct {
 	multi  bool
 	dirty  bool // MULTI with a command that could not be queued
 	queued [][][]byte
-	inExec bool
+	// queuedBytes is the memory the queued commands hold (arguments,
+	// slice headers, and 64 bytes of overhead per command), bounded by
+	// MaxMultiBytes.
+	queuedBytes int
+	inExec      bool
 
 	scratch []byte
 }
 
 type request struct {
 	args [][]byte
-	size int // bytes on the wire
+	size int // memory held: see requestCost
 	err  error
 }
 
+// requestCost is the memory a parsed request holds: its wire bytes (the
+// arguments point into a copy of them), a slice header per argument, and
+// the Command and request around them.
+func requestCost(raw []byte, args [][]byte) int { return len(raw) + 24*len(args) + 64 }
+
+// maxQueueBytes bounds the memory of the requests read ahead of the one
+// running (see requestQueue), whatever MaxRequestBytes is.
+const maxQueueBytes = 4 << 20
+
+// readChunk bounds one read from the socket, so that the parser never
+// holds more than one request plus readChunk bytes of parsed requests
+// that are not yet in the queue.
+const readChunk = 64 << 10
+
 // requestQueue holds the commands read from a client and not yet run. The
 // reader goes on reading while a command runs (or blocks), so that it sees
-// the client go away, until the queued commands hold more than max bytes:
-// then it waits, as Redis bounds a client's query buffer.
+// the client go away, until the queued commands would cost more than max
+// bytes: then it stops reading from the socket until the runner takes
+// some, as Redis bounds a client's query buffer. One request is always
+// let in, so that a request up to MaxRequestBytes can run.
 type requestQueue struct {
 	mu      sync.Mutex
 	cond    sync.Cond
@@ -71,7 +91,7 @@ func newRequestQueue(max int) *requestQueue {
 func (q *requestQueue) push(r request) bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	for q.bytes > q.max && !q.stopped {
+	for len(q.items) > 0 && q.bytes+r.size > q.max && !q.stopped {
 		q.cond.Wait()
 	}
 	if q.stopped {
@@ -138,35 +158,14 @@ func (c *conn) stopReading() {
 	c.nc.Close()
 }
 
-// errRequestTooLarge is returned by limitReader.
-var errRequestTooLarge = errors.New("request too large")
-
-// limitReader fails once more than max bytes are read without a complete
-// command: it bounds the memory a client can make the parser hold.
-type limitReader struct {
-	r   io.Reader
-	n   int
-	max int
-}
-
-func (l *limitReader) Read(p []byte) (int, error) {
-	if l.n > l.max {
-		return 0, errRequestTooLarge
-	}
-	k, err := l.r.Read(p)
-	l.n += k
-	return k, err
-}
-
 func (c *conn) serve() {
-	q := newRequestQueue(c.srv.opts.MaxRequestBytes)
+	q := newRequestQueue(min(c.srv.opts.MaxRequestBytes, maxQueueBytes))
 	readerDone := make(chan struct{})
 	go func() {
 		defer close(readerDone)
 		defer q.close()
 		defer c.cancel()
-		lr := &limitReader{r: c.nc, max: c.srv.opts.MaxRequestBytes}
-		rd := redcon.NewReader(lr)
+		rd := redcon.NewReader(newFrameReader(c.nc, c.srv.opts.MaxRequestBytes))
 		for {
 			cmd, err := rd.ReadCommand()
 			if err != nil {
@@ -178,8 +177,7 @@ func (c *conn) serve() {
 				}
 				return
 			}
-			lr.n = 0
-			if !q.push(request{args: cmd.Args, size: len(cmd.Raw)}) {
+			if !q.push(request{args: cmd.Args, size: requestCost(cmd.Raw, cmd.Args)}) {
 				return
 			}
 		}

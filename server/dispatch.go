@@ -81,7 +81,7 @@ func (c *conn) dispatch(args [][]byte) {
 	if !c.authed && !cmd.noAuth {
 		if cmd.name == "exec" {
 			// Redis aborts the transaction with the reason.
-			c.multi, c.dirty, c.queued = false, false, nil
+			c.resetMulti()
 			c.err("EXECABORT Transaction discarded because of: NOAUTH Authentication required.")
 			return
 		}
@@ -95,6 +95,16 @@ func (c *conn) dispatch(args [][]byte) {
 		switch cmd.name {
 		case "exec", "discard", "multi", "quit":
 		default:
+			cost := 24*len(args) + 64
+			for _, a := range args {
+				cost += len(a)
+			}
+			if c.queuedBytes+cost > c.srv.opts.MaxMultiBytes {
+				c.err(fmt.Sprintf("ERR transaction larger than the limit of %d bytes", c.srv.opts.MaxMultiBytes))
+				c.dirty = true
+				return
+			}
+			c.queuedBytes += cost
 			q := make([][]byte, len(args))
 			for i, a := range args {
 				q[i] = append([]byte(nil), a...)
@@ -146,5 +156,5 @@ func init() {
 }
 
 func (c *conn) resetMulti() {
-	c.multi, c.dirty, c.queued = false, false, nil
+	c.multi, c.dirty, c.queued, c.queuedBytes = false, false, nil, 0
 }

@@ -37,6 +37,15 @@ type Options struct {
 	// MaxReplyBytes bounds the size of one reply; a command whose reply
 	// would be larger gets an error instead. 0 means 256 MiB.
 	MaxReplyBytes int
+	// MaxMultiBytes bounds the memory of the commands queued in one
+	// MULTI transaction (their arguments plus 24 bytes per argument and
+	// 64 per command); a command that would pass it gets an error and is
+	// not queued, and EXEC then answers EXECABORT. 0 means 64 MiB.
+	MaxMultiBytes int
+	// MaxClients bounds the number of connected clients; one more is
+	// answered "ERR max number of clients reached" and closed, as by
+	// Redis. 0 means 10,000, Redis's maxclients.
+	MaxClients int
 	// Clock, when not nil, is the clock of the streams (auto IDs, idle
 	// times); by default the wall clock.
 	Clock func() time.Time
@@ -76,6 +85,12 @@ func New(opts Options) *Server {
 	}
 	if opts.MaxReplyBytes <= 0 {
 		opts.MaxReplyBytes = 256 << 20
+	}
+	if opts.MaxClients <= 0 {
+		opts.MaxClients = 10000
+	}
+	if opts.MaxMultiBytes <= 0 {
+		opts.MaxMultiBytes = 64 << 20
 	}
 	s := &Server{opts: opts, conns: map[*conn]struct{}{}}
 	var dbOpts []xstream.Option
@@ -127,6 +142,12 @@ func (s *Server) acceptLoop() {
 			s.mu.Unlock()
 			nc.Close()
 			return
+		}
+		if len(s.conns) >= s.opts.MaxClients {
+			s.mu.Unlock()
+			nc.Write([]byte("-ERR max number of clients reached\r\n"))
+			nc.Close()
+			continue
 		}
 		c := newConn(s, nc)
 		s.conns[c] = struct{}{}
