@@ -50,11 +50,6 @@ var (
 	ErrGroupExists = errors.New("BUSYGROUP consumer group name already exists")
 )
 
-// errorf wraps sentinel with a message that names what was given.
-func errorf(sentinel error, format string, args ...any) error {
-	return fmt.Errorf("xstream: %w: "+format, append([]any{sentinel}, args...)...)
-}
-
 // Sentinel errors of sharded streams (ShardedStream).
 var (
 	// ErrInvalidPartitionKey reports a partition key that is empty or
@@ -89,3 +84,8 @@ var (
 	// progress (the stream is UPDATING).
 	ErrResourceInUse = errors.New("resource in use")
 )
+
+// errorf wraps sentinel with a message that names what was given.
+func errorf(sentinel error, format string, args ...any) error {
+	return fmt.Errorf("xstream: %w: "+format, append([]any{sentinel}, args...)...)
+}
