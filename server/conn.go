@@ -19,9 +19,14 @@ import (
 // in XREAD holds only its own goroutine, and its disconnection cancels the
 // wait through ctx.
 type conn struct {
-	srv      *Server
-	nc       net.Conn
-	w        *redcon.Writer
+	srv *Server
+	nc  net.Conn
+	// out holds the replies not yet written to nc. It is our own buffer
+	// rather than a redcon.Writer, whose Buffer method copies: the
+	// reply limit and the flush decision read len(out) after every
+	// command.
+	out      []byte
+	writeErr error
 	ctx      context.Context
 	cancel   context.CancelFunc
 	clientID int64
@@ -143,7 +148,7 @@ func (q *requestQueue) stop() {
 }
 
 func newConn(s *Server, nc net.Conn) *conn {
-	c := &conn{srv: s, nc: nc, w: redcon.NewWriter(nc), clientID: s.nextID.Add(1), resp: 2, authed: s.opts.Password == ""}
+	c := &conn{srv: s, nc: nc, clientID: s.nextID.Add(1), resp: 2, authed: s.opts.Password == ""}
 	c.ctx, c.cancel = context.WithCancel(s.ctx)
 	return c
 }
@@ -195,18 +200,18 @@ func (c *conn) serve() {
 			if !strings.HasPrefix(msg, "Protocol error") {
 				msg = "Protocol error: " + msg
 			}
-			c.w.WriteError("ERR " + msg)
-			c.w.Flush()
+			c.out = redcon.AppendError(c.out, "ERR "+msg)
+			c.flush()
 			break
 		}
 		c.srv.commands.Add(1)
 		c.run(req.args)
 		if c.quit {
-			c.w.Flush()
+			c.flush()
 			break
 		}
-		if q.empty() || len(c.w.Buffer()) > 64<<10 {
-			if c.w.Flush() != nil {
+		if q.empty() || len(c.out) > flushBytes {
+			if c.flush() != nil {
 				break
 			}
 		}
@@ -219,47 +224,64 @@ func (c *conn) serve() {
 
 // run runs one command, bounding the size of its reply.
 func (c *conn) run(args [][]byte) {
-	start := len(c.w.Buffer())
+	start := len(c.out)
 	if len(args) > c.srv.opts.MaxArgs {
-		c.w.WriteError(fmt.Sprintf("ERR too many arguments: %d, the limit is %d", len(args), c.srv.opts.MaxArgs))
+		c.out = redcon.AppendError(c.out, fmt.Sprintf("ERR too many arguments: %d, the limit is %d", len(args), c.srv.opts.MaxArgs))
 		return
 	}
 	c.dispatch(args)
-	if buf := c.w.Buffer(); len(buf)-start > c.srv.opts.MaxReplyBytes {
-		size := len(buf) - start
-		c.w.SetBuffer(buf[:start])
-		c.w.WriteError(fmt.Sprintf("ERR reply of %d bytes exceeds the output limit of %d bytes", size, c.srv.opts.MaxReplyBytes))
+	if size := len(c.out) - start; size > c.srv.opts.MaxReplyBytes {
+		c.out = c.out[:start]
+		c.out = redcon.AppendError(c.out, fmt.Sprintf("ERR reply of %d bytes exceeds the output limit of %d bytes", size, c.srv.opts.MaxReplyBytes))
 	}
+}
+
+// flushBytes is how many bytes of replies a connection gathers before it
+// writes them while more pipelined commands wait.
+const flushBytes = 64 << 10
+
+// flush writes the gathered replies to the client. After a write error
+// it writes nothing more and returns that error.
+func (c *conn) flush() error {
+	if c.writeErr == nil && len(c.out) > 0 {
+		_, c.writeErr = c.nc.Write(c.out)
+	}
+	if cap(c.out) > 4*flushBytes {
+		c.out = nil // do not keep the buffer of one huge reply
+	} else {
+		c.out = c.out[:0]
+	}
+	return c.writeErr
 }
 
 // Reply helpers.
 
-func (c *conn) ok() { c.w.WriteString("OK") }
+func (c *conn) ok() { c.out = append(c.out, "+OK\r\n"...) }
 func (c *conn) err(msg string) {
-	c.w.WriteError(strings.NewReplacer("\r", " ", "\n", " ").Replace(msg))
+	c.out = redcon.AppendError(c.out, msg) // replaces CR and LF by spaces
 }
-func (c *conn) int(n int64)        { c.w.WriteInt64(n) }
-func (c *conn) array(n int)        { c.w.WriteArray(n) }
-func (c *conn) bulk(s string)      { c.w.WriteBulkString(s) }
-func (c *conn) simple(s string)    { c.w.WriteString(s) }
-func (c *conn) bulkBytes(b []byte) { c.w.WriteBulk(b) }
+func (c *conn) int(n int64)        { c.out = redcon.AppendInt(c.out, n) }
+func (c *conn) array(n int)        { c.out = redcon.AppendArray(c.out, n) }
+func (c *conn) bulk(s string)      { c.out = redcon.AppendBulkString(c.out, s) }
+func (c *conn) simple(s string)    { c.out = redcon.AppendString(c.out, s) }
+func (c *conn) bulkBytes(b []byte) { c.out = redcon.AppendBulk(c.out, b) }
 
 // null writes a null bulk string: $-1 in RESP2, _ in RESP3.
 func (c *conn) null() {
 	if c.resp == 3 {
-		c.w.WriteRaw([]byte("_\r\n"))
+		c.out = append(c.out, "_\r\n"...)
 		return
 	}
-	c.w.WriteNull()
+	c.out = append(c.out, "$-1\r\n"...)
 }
 
 // nullArray writes a null array: *-1 in RESP2, _ in RESP3.
 func (c *conn) nullArray() {
 	if c.resp == 3 {
-		c.w.WriteRaw([]byte("_\r\n"))
+		c.out = append(c.out, "_\r\n"...)
 		return
 	}
-	c.w.WriteRaw([]byte("*-1\r\n"))
+	c.out = append(c.out, "*-1\r\n"...)
 }
 
 // mapLen starts a map of n pairs: %n in RESP3, a flat array of 2n
@@ -274,10 +296,9 @@ func (c *conn) aggregate(kind byte, n, resp2 int) {
 		c.array(resp2)
 		return
 	}
-	c.scratch = append(c.scratch[:0], kind)
-	c.scratch = strconv.AppendInt(c.scratch, int64(n), 10)
-	c.scratch = append(c.scratch, '\r', '\n')
-	c.w.WriteRaw(c.scratch)
+	c.out = append(c.out, kind)
+	c.out = strconv.AppendInt(c.out, int64(n), 10)
+	c.out = append(c.out, '\r', '\n')
 }
 
 // verbatim writes text as a verbatim string of format txt in RESP3, a
@@ -287,10 +308,9 @@ func (c *conn) verbatim(text string) {
 		c.bulk(text)
 		return
 	}
-	c.scratch = append(c.scratch[:0], '=')
-	c.scratch = strconv.AppendInt(c.scratch, int64(len(text)+4), 10)
-	c.scratch = append(c.scratch, "\r\ntxt:"...)
-	c.scratch = append(c.scratch, text...)
-	c.scratch = append(c.scratch, '\r', '\n')
-	c.w.WriteRaw(c.scratch)
+	c.out = append(c.out, '=')
+	c.out = strconv.AppendInt(c.out, int64(len(text)+4), 10)
+	c.out = append(c.out, "\r\ntxt:"...)
+	c.out = append(c.out, text...)
+	c.out = append(c.out, '\r', '\n')
 }

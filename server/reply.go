@@ -6,7 +6,7 @@ import "github.com/xstreamgo/xstream"
 
 func (c *conn) id(id xstream.ID) {
 	c.scratch = id.AppendText(c.scratch[:0])
-	c.w.WriteBulk(c.scratch)
+	c.bulkBytes(c.scratch)
 }
 
 // entry writes [id, [field, value, ...]]; an entry without fields (its
