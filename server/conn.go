@@ -7,17 +7,22 @@ import (
 	"io"
 	"net"
 	"strconv"
+	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/tidwall/redcon"
 )
 
-// conn is one client connection. A reader goroutine parses commands into
-// a queue and watches for the client going away; the connection's own
-// goroutine runs them in order and writes the replies. So a client blocked
-// in XREAD holds only its own goroutine, and its disconnection cancels the
-// wait through ctx.
+// conn is one client connection. Its goroutine reads the client's
+// commands, runs them in order and writes the replies, as Redis's event
+// loop does for each client, with no hand-off between goroutines. Only
+// while a command blocks (XREAD or XREADGROUP with BLOCK) does a second
+// goroutine, the watcher, read on: it queues the commands that follow, up
+// to a bound, and cancels ctx when the client goes away, so the blocked
+// command ends and leaves nothing behind.
 type conn struct {
 	srv *Server
 	nc  net.Conn
@@ -30,6 +35,11 @@ type conn struct {
 	ctx      context.Context
 	cancel   context.CancelFunc
 	clientID int64
+
+	rd      *redcon.Reader
+	batch   []redcon.Command // parsed and not yet run, before ahead
+	ahead   *requestQueue    // read by the watcher while a command blocked
+	readErr error            // what ended the input, once seen
 
 	db     int
 	resp   int // protocol version of the replies: 2, or 3 after HELLO 3
@@ -52,7 +62,6 @@ type conn struct {
 type request struct {
 	args [][]byte
 	size int // memory held: see requestCost
-	err  error
 }
 
 // requestCost is the memory a parsed request holds: its wire bytes (the
@@ -69,20 +78,18 @@ const maxQueueBytes = 4 << 20
 // that are not yet in the queue.
 const readChunk = 64 << 10
 
-// requestQueue holds the commands read from a client and not yet run. The
-// reader goes on reading while a command runs (or blocks), so that it sees
-// the client go away, until the queued commands would cost more than max
-// bytes: then it stops reading from the socket until the runner takes
-// some, as Redis bounds a client's query buffer. One request is always
-// let in, so that a request up to MaxRequestBytes can run.
+// requestQueue holds the commands the watcher read while a command
+// blocked, until they run. The watcher stops reading from the socket when
+// they would cost more than max bytes, as Redis bounds a client's query
+// buffer, until the block ends. One request is always let in, so that a
+// request up to MaxRequestBytes can run.
 type requestQueue struct {
 	mu      sync.Mutex
 	cond    sync.Cond
 	items   []request
 	bytes   int
 	max     int
-	closed  bool // the reader is done
-	stopped bool // the runner is done
+	release bool // the block ended: push does not wait
 }
 
 func newRequestQueue(max int) *requestQueue {
@@ -91,31 +98,21 @@ func newRequestQueue(max int) *requestQueue {
 	return q
 }
 
-// push queues r, waiting while the queue is full; false when the runner
-// is gone.
-func (q *requestQueue) push(r request) bool {
+// push queues r, waiting while the queue is full and the block lasts.
+func (q *requestQueue) push(r request) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	for len(q.items) > 0 && q.bytes+r.size > q.max && !q.stopped {
+	for len(q.items) > 0 && q.bytes+r.size > q.max && !q.release {
 		q.cond.Wait()
-	}
-	if q.stopped {
-		return false
 	}
 	q.items = append(q.items, r)
 	q.bytes += r.size
-	q.cond.Broadcast()
-	return true
 }
 
-// pop takes the next request, waiting for one; false when the reader is
-// done and nothing is left.
+// pop takes the next request, if there is one. It never waits.
 func (q *requestQueue) pop() (request, bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	for len(q.items) == 0 && !q.closed {
-		q.cond.Wait()
-	}
 	if len(q.items) == 0 {
 		return request{}, false
 	}
@@ -123,26 +120,19 @@ func (q *requestQueue) pop() (request, bool) {
 	q.items[0] = request{}
 	q.items = q.items[1:]
 	q.bytes -= r.size
-	q.cond.Broadcast()
 	return r, true
 }
 
-func (q *requestQueue) empty() bool {
+func (q *requestQueue) len() int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	return len(q.items) == 0
+	return len(q.items)
 }
 
-func (q *requestQueue) close() {
+// setRelease lets push stop waiting (true), or makes it wait again.
+func (q *requestQueue) setRelease(v bool) {
 	q.mu.Lock()
-	q.closed = true
-	q.cond.Broadcast()
-	q.mu.Unlock()
-}
-
-func (q *requestQueue) stop() {
-	q.mu.Lock()
-	q.stopped = true
+	q.release = v
 	q.cond.Broadcast()
 	q.mu.Unlock()
 }
@@ -164,53 +154,31 @@ func (c *conn) stopReading() {
 }
 
 func (c *conn) serve() {
-	q := newRequestQueue(min(c.srv.opts.MaxRequestBytes, maxQueueBytes))
-	readerDone := make(chan struct{})
-	go func() {
-		defer close(readerDone)
-		defer q.close()
-		defer c.cancel()
-		rd := redcon.NewReader(newFrameReader(c.nc, c.srv.opts.MaxRequestBytes))
-		for {
-			cmd, err := rd.ReadCommand()
-			if err != nil {
-				if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
-					var ne net.Error
-					if !errors.As(err, &ne) {
-						q.push(request{err: err})
-					}
-				}
-				return
-			}
-			if !q.push(request{args: cmd.Args, size: requestCost(cmd.Raw, cmd.Args)}) {
-				return
-			}
-		}
-	}()
+	c.rd = redcon.NewReader(newFrameReader(c.nc, c.srv.opts.MaxRequestBytes))
+	c.ahead = newRequestQueue(min(c.srv.opts.MaxRequestBytes, maxQueueBytes))
 	for {
-		req, ok := q.pop()
-		if !ok {
-			break
-		}
-		if req.err != nil {
-			msg := req.err.Error()
-			if req.err == errRequestTooLarge {
-				msg = fmt.Sprintf("request larger than the limit of %d bytes", c.srv.opts.MaxRequestBytes)
+		args, err := c.next()
+		if err != nil {
+			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) && !isNetError(err) {
+				msg := err.Error()
+				if err == errRequestTooLarge {
+					msg = fmt.Sprintf("request larger than the limit of %d bytes", c.srv.opts.MaxRequestBytes)
+				}
+				if !strings.HasPrefix(msg, "Protocol error") {
+					msg = "Protocol error: " + msg
+				}
+				c.err("ERR " + msg)
 			}
-			if !strings.HasPrefix(msg, "Protocol error") {
-				msg = "Protocol error: " + msg
-			}
-			c.out = redcon.AppendError(c.out, "ERR "+msg)
 			c.flush()
 			break
 		}
 		c.srv.commands.Add(1)
-		c.run(req.args)
+		c.run(args)
 		if c.quit {
 			c.flush()
 			break
 		}
-		if q.empty() || len(c.out) > flushBytes {
+		if !c.more() || len(c.out) > flushBytes {
 			if c.flush() != nil {
 				break
 			}
@@ -218,8 +186,76 @@ func (c *conn) serve() {
 	}
 	c.nc.Close()
 	c.cancel()
-	q.stop()
-	<-readerDone
+}
+
+func isNetError(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne)
+}
+
+// next returns the next command's arguments: those already parsed first,
+// then those the watcher queued, then it reads the socket. Its error is
+// what ended the input (io.EOF, a network or a protocol error), once the
+// commands before it have run.
+func (c *conn) next() ([][]byte, error) {
+	for {
+		if len(c.batch) > 0 {
+			cmd := c.batch[0]
+			c.batch[0] = redcon.Command{}
+			c.batch = c.batch[1:]
+			return cmd.Args, nil
+		}
+		if r, ok := c.ahead.pop(); ok {
+			return r.args, nil
+		}
+		if c.readErr != nil {
+			return nil, c.readErr
+		}
+		c.batch, c.readErr = c.rd.ReadCommands()
+	}
+}
+
+// more reports whether commands are waiting that need no read from the
+// socket, so that their replies can go out in one write.
+func (c *conn) more() bool { return len(c.batch) > 0 || c.ahead.len() > 0 }
+
+// watch starts the watcher for a command about to block and returns the
+// function that stops it, which the command calls when its wait ends. The
+// watcher reads and queues the commands that follow; when the input ends
+// it keeps the error for next, after them, and cancels c.ctx. Stopping
+// interrupts its read with a past deadline and waits for it, so the
+// reader has one user at a time.
+func (c *conn) watch() (stop func()) {
+	c.ahead.setRelease(false)
+	var stopping atomic.Bool
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for _, cmd := range c.batch {
+			c.ahead.push(request{args: cmd.Args, size: requestCost(cmd.Raw, cmd.Args)})
+		}
+		c.batch = nil
+		for c.readErr == nil {
+			cmds, err := c.rd.ReadCommands()
+			for _, cmd := range cmds {
+				c.ahead.push(request{args: cmd.Args, size: requestCost(cmd.Raw, cmd.Args)})
+			}
+			if err != nil {
+				if stopping.Load() && errors.Is(err, os.ErrDeadlineExceeded) {
+					return
+				}
+				c.readErr = err
+				c.cancel()
+			}
+		}
+	}()
+	return func() {
+		stopping.Store(true)
+		c.nc.SetReadDeadline(time.Unix(1, 0))
+		c.ahead.setRelease(true)
+		<-done
+		c.nc.SetReadDeadline(time.Time{})
+	}
 }
 
 // run runs one command, bounding the size of its reply.

@@ -133,12 +133,31 @@ loop:
 		wait = time.Duration(block) * time.Millisecond
 	}
 	cnt := int(min(count, 1<<31))
+	read := func(wait time.Duration) ([]xstream.StreamEntries, error) {
+		if isGroup {
+			return c.mustDB().ReadGroup(c.ctx, string(group), string(consumer), xstream.ReadGroupArgs{Count: cnt, Block: wait, NoAck: noack}, pairs...)
+		}
+		return c.mustDB().Read(c.ctx, xstream.ReadArgs{Count: cnt, Block: wait}, pairs...)
+	}
+	// A read that finds entries does not block: try it without waiting
+	// first, so only a read that waits pays for the watcher. "$" names the
+	// last ID at the time of the call, so a read with it must not be
+	// split in two (and it never finds entries at once).
+	tryFirst := wait != 0
+	for i := 1; i < len(pairs); i += 2 {
+		if pairs[i] == "$" {
+			tryFirst = false
+		}
+	}
 	var out []xstream.StreamEntries
 	var err error
-	if isGroup {
-		out, err = c.mustDB().ReadGroup(c.ctx, string(group), string(consumer), xstream.ReadGroupArgs{Count: cnt, Block: wait, NoAck: noack}, pairs...)
-	} else {
-		out, err = c.mustDB().Read(c.ctx, xstream.ReadArgs{Count: cnt, Block: wait}, pairs...)
+	if tryFirst || wait == 0 {
+		out, err = read(0)
+	}
+	if wait != 0 && err == nil && len(out) == 0 {
+		stop := c.watch()
+		out, err = read(wait)
+		stop()
 	}
 	switch {
 	case err == nil:
