@@ -6,14 +6,15 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"strconv"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/tidwall/redcon"
+	"github.com/xstreamgo/xstream"
 )
 
 // conn is one client connection. Its goroutine reads the client's
@@ -57,6 +58,7 @@ type conn struct {
 	inExec      bool
 
 	scratch []byte
+	fields  []xstream.Field // reused by fieldArgs
 }
 
 type request struct {

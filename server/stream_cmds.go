@@ -150,11 +150,8 @@ func xadd(c *conn, args [][]byte) {
 		a.trim = xstream.TrimArgs{}
 	}
 	add.Trim = a.trim
-	fields := make([]xstream.Field, n/2)
-	for i := range fields {
-		fields[i] = xstream.Field{Name: string(args[a.fieldPos+2*i]), Value: string(args[a.fieldPos+2*i+1])}
-	}
-	id, err := c.mustDB().Add(string(args[1]), add, fields...)
+	id, err := c.mustDB().Add(string(args[1]), add, c.fieldArgs(args[a.fieldPos:])...)
+	clear(c.fields)
 	switch {
 	case err == nil:
 		c.id(id)
@@ -167,6 +164,26 @@ func xadd(c *conn, args [][]byte) {
 	default:
 		c.err("ERR " + err.Error())
 	}
+}
+
+// fieldArgs returns the field-value pairs of args as Fields, in a slice of
+// the connection's that the next call reuses (Add keeps no Field slice).
+// The strings share one allocation, so an XADD of any number of fields
+// costs one.
+func (c *conn) fieldArgs(args [][]byte) []xstream.Field {
+	buf := c.scratch[:0]
+	for _, a := range args {
+		buf = append(buf, a...)
+	}
+	c.scratch = buf
+	all := string(buf)
+	c.fields = c.fields[:0]
+	for i := 0; i+1 < len(args); i += 2 {
+		n, v := len(args[i]), len(args[i+1])
+		c.fields = append(c.fields, xstream.Field{Name: all[:n], Value: all[n : n+v]})
+		all = all[n+v:]
+	}
+	return c.fields
 }
 
 func xtrim(c *conn, args [][]byte) {
