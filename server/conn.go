@@ -59,6 +59,15 @@ type conn struct {
 
 	scratch []byte
 	fields  []xstream.Field // reused by fieldArgs
+
+	replyStart int // where in out the running command's reply starts
+}
+
+// replyFull reports whether the running command's reply has passed
+// MaxReplyBytes, so that a command writing a long reply can stop early:
+// run then replaces the reply with an error.
+func (c *conn) replyFull() bool {
+	return len(c.out)-c.replyStart > c.srv.opts.MaxReplyBytes
 }
 
 type request struct {
@@ -263,14 +272,15 @@ func (c *conn) watch() (stop func()) {
 // run runs one command, bounding the size of its reply.
 func (c *conn) run(args [][]byte) {
 	start := len(c.out)
+	c.replyStart = start
 	if len(args) > c.srv.opts.MaxArgs {
 		c.out = redcon.AppendError(c.out, fmt.Sprintf("ERR too many arguments: %d, the limit is %d", len(args), c.srv.opts.MaxArgs))
 		return
 	}
 	c.dispatch(args)
-	if size := len(c.out) - start; size > c.srv.opts.MaxReplyBytes {
+	if len(c.out)-start > c.srv.opts.MaxReplyBytes {
 		c.out = c.out[:start]
-		c.out = redcon.AppendError(c.out, fmt.Sprintf("ERR reply of %d bytes exceeds the output limit of %d bytes", size, c.srv.opts.MaxReplyBytes))
+		c.out = redcon.AppendError(c.out, fmt.Sprintf("ERR reply exceeds the output limit of %d bytes", c.srv.opts.MaxReplyBytes))
 	}
 }
 

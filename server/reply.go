@@ -25,10 +25,15 @@ func (c *conn) entry(e xstream.Entry) {
 	}
 }
 
+// entries writes es as an array, stopping when the reply passes the
+// output limit (run then replaces it with an error).
 func (c *conn) entries(es []xstream.Entry) {
 	c.array(len(es))
 	for _, e := range es {
 		c.entry(e)
+		if c.replyFull() {
+			return
+		}
 	}
 }
 

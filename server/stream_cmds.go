@@ -3,8 +3,10 @@ package server
 import (
 	"errors"
 	"math"
+	"slices"
 	"strconv"
 
+	"github.com/tidwall/redcon"
 	"github.com/xstreamgo/xstream"
 )
 
@@ -236,20 +238,64 @@ func xrange(c *conn, args [][]byte, rev bool) {
 		return
 	}
 	if count < 0 || count > math.MaxInt32 {
-		count = 0
+		count = 0 // no limit
 	}
-	var es []xstream.Entry
-	var err error
-	if rev {
-		es, err = s.RevRange(hi.String(), lo.String(), int(count))
-	} else {
-		es, err = s.Range(lo.String(), hi.String(), int(count))
+	c.rangeReply(s, lo, hi, int(count), rev)
+}
+
+// rangePage is how many entries XRANGE and XREVRANGE read from the stream
+// at a time.
+const rangePage = 1024
+
+// rangeReply writes the entries of s from lo to hi (from hi down to lo
+// when rev), at most count of them unless count is 0. It reads them a
+// page at a time and writes each page before it reads the next, so a
+// reply over the output limit stops after one page over it instead of
+// materializing the whole range first. A reply of one page (up to
+// rangePage entries) is read in one call, atomically; a longer one is
+// read page by page, so writes other clients make meanwhile may show in
+// its later pages.
+func (c *conn) rangeReply(s *xstream.Stream, lo, hi xstream.ID, count int, rev bool) {
+	start := len(c.out)
+	n := 0
+	for {
+		want := rangePage
+		if count > 0 {
+			want = min(want, count-n)
+		}
+		var es []xstream.Entry
+		var err error
+		if rev {
+			es, err = s.RevRange(hi.String(), lo.String(), want)
+		} else {
+			es, err = s.Range(lo.String(), hi.String(), want)
+		}
+		if err != nil { // the bounds were checked: not expected
+			c.out = c.out[:start]
+			c.err("ERR " + err.Error())
+			return
+		}
+		for _, e := range es {
+			c.entry(e)
+		}
+		n += len(es)
+		if len(es) < want || n == count || c.replyFull() {
+			break
+		}
+		last := es[len(es)-1].ID
+		var ok bool
+		if rev {
+			hi, ok = last.Prev()
+		} else {
+			lo, ok = last.Next()
+		}
+		if !ok {
+			break
+		}
 	}
-	if err != nil {
-		c.err("ERR " + err.Error())
-		return
-	}
-	c.entries(es)
+	// The array's length is known only now: put it in front.
+	c.scratch = redcon.AppendArray(c.scratch[:0], n)
+	c.out = slices.Insert(c.out, start, c.scratch...)
 }
 
 func xlen(c *conn, args [][]byte) {
