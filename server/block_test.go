@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bufio"
 	"net"
 	"runtime"
 	"strings"
@@ -184,5 +185,53 @@ func TestBlockedClientWithPipelineDisconnects(t *testing.T) {
 	nc.Close()
 	for s.Blocked() != 0 {
 		runtime.Gosched()
+	}
+}
+
+// Commands pipelined behind a blocked read run after it, in order, once
+// it is served; and a connection blocks and wakes many times in a row
+// (the watcher that reads during each block hands the connection back).
+func TestPipelineBehindBlockedReads(t *testing.T) {
+	srv := RunT(t)
+	c := newClient(t, srv.Addr())
+	c.do(t, "XGROUP", "CREATE", "s", "g", "$", "MKSTREAM")
+	s, _ := srv.DB(0).Lookup("s")
+	nc, err := net.Dial("tcp", srv.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	rd := bufio.NewReader(nc)
+	for round := 1; round <= 5; round++ {
+		id := itoa(round) + "-1"
+		req := "XREADGROUP GROUP g w BLOCK 0 STREAMS s >\r\nPING\r\nECHO " + id + "\r\nXLEN s\r\n"
+		if _, err := nc.Write([]byte(req)); err != nil {
+			t.Fatal(err)
+		}
+		for s.Blocked() != 1 {
+			runtime.Gosched()
+		}
+		c.do(t, "XADD", "s", id, "f", "v")
+		want := []string{`[[$"s" [[$"` + id + `" [$"f" $"v"]]]]]`, `+"PONG"`, `$"` + id + `"`, ":" + itoa(round)}
+		for _, w := range want {
+			r, err := readReply(rd)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := r.String(); got != w {
+				t.Fatalf("round %d: got %s, want %s", round, got, w)
+			}
+		}
+	}
+	// A read with BLOCK that finds entries at once does not wait.
+	c.do(t, "XADD", "s", "9-1", "f", "v")
+	if _, err := nc.Write([]byte("XREADGROUP GROUP g w BLOCK 0 STREAMS s >\r\nPING\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{`[[$"s" [[$"9-1" [$"f" $"v"]]]]]`, `+"PONG"`} {
+		r, err := readReply(rd)
+		if err != nil || r.String() != w {
+			t.Fatalf("got %v (%v), want %s", r, err, w)
+		}
 	}
 }
