@@ -1,0 +1,94 @@
+package server
+
+import (
+	"io"
+	"net"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/xstreamgo/xstream"
+)
+
+// BenchmarkServe measures the server's own cost per command, without a
+// network: one connection reads b.N pipelined requests from memory and
+// writes its replies to a discarding writer. It is the CPU a command costs
+// the server under redis-benchmark -P 32, minus the system calls.
+//
+//	go test -run '^$' -bench BenchmarkServe -benchmem
+func BenchmarkServe(b *testing.B) {
+	fill := func(srv *Server) {
+		s := srv.DB(0).Stream("bench")
+		for i := 1; i <= 100_000; i++ {
+			s.Add(xstream.AddArgs{ID: strconv.Itoa(i) + "-0"}, xstream.Fields("sensor-id", "1234", "temperature", "19.8")...)
+		}
+	}
+	cases := []struct {
+		name  string
+		req   string
+		setup func(srv *Server)
+	}{
+		{"XADD", resp("XADD", "bench", "*", "sensor-id", "1234", "temperature", "19.8"), nil},
+		{"XRANGE-COUNT-10", resp("XRANGE", "bench", "50000", "+", "COUNT", "10"), fill},
+		{"XREADGROUP-COUNT-10", resp("XREADGROUP", "GROUP", "g", "c", "COUNT", "10", "STREAMS", "bench", ">"), func(srv *Server) {
+			fill(srv)
+			s, _ := srv.DB(0).Lookup("bench")
+			s.CreateGroup("g", "0", xstream.GroupOptions{})
+		}},
+		{"PING", resp("PING"), nil},
+	}
+	for _, tc := range cases {
+		b.Run(tc.name, func(b *testing.B) {
+			srv := New(Options{})
+			if tc.setup != nil {
+				tc.setup(srv)
+			}
+			if tc.name == "XREADGROUP-COUNT-10" && b.N*10 > 100_000 {
+				s, _ := srv.DB(0).Lookup("bench")
+				for i := 100_001; i <= b.N*10+10; i++ {
+					s.Add(xstream.AddArgs{ID: strconv.Itoa(i) + "-0"}, xstream.Fields("sensor-id", "1234", "temperature", "19.8")...)
+				}
+			}
+			f := &memConn{rep: []byte(tc.req), left: b.N * len(tc.req)}
+			c := newConn(srv, f)
+			b.SetBytes(int64(len(tc.req)))
+			b.ReportAllocs()
+			b.ResetTimer()
+			c.serve()
+			b.StopTimer()
+			b.ReportMetric(float64(f.written)/float64(b.N), "reply-B/op")
+			srv.cancel()
+		})
+	}
+}
+
+// memConn is a net.Conn whose input is rep repeated until left bytes,
+// then io.EOF; it counts and drops what is written.
+type memConn struct {
+	rep     []byte
+	off     int
+	left    int
+	written int
+}
+
+func (m *memConn) Read(p []byte) (int, error) {
+	if m.left == 0 {
+		return 0, io.EOF
+	}
+	n := 0
+	for n < len(p) && m.left > 0 {
+		k := copy(p[n:min(len(p), n+m.left)], m.rep[m.off:])
+		n += k
+		m.left -= k
+		m.off = (m.off + k) % len(m.rep)
+	}
+	return n, nil
+}
+
+func (m *memConn) Write(p []byte) (int, error)      { m.written += len(p); return len(p), nil }
+func (m *memConn) Close() error                     { return nil }
+func (m *memConn) LocalAddr() net.Addr              { return &net.TCPAddr{} }
+func (m *memConn) RemoteAddr() net.Addr             { return &net.TCPAddr{} }
+func (m *memConn) SetDeadline(time.Time) error      { return nil }
+func (m *memConn) SetReadDeadline(time.Time) error  { return nil }
+func (m *memConn) SetWriteDeadline(time.Time) error { return nil }
