@@ -57,8 +57,9 @@ type conn struct {
 	queuedBytes int
 	inExec      bool
 
-	scratch []byte
-	fields  []xstream.Field // reused by fieldArgs
+	scratch  []byte
+	fields   []xstream.Field // reused by fieldArgs
+	lowerBuf []byte          // reused by lower
 
 	replyStart int // where in out the running command's reply starts
 }

@@ -37,16 +37,15 @@ func register(name string, arity int, fn func(c *conn, args [][]byte)) *command 
 // lookup finds the command of args, or writes Redis's error for an
 // unknown command or subcommand or a wrong number of arguments.
 func (c *conn) lookup(args [][]byte) *command {
-	name := strings.ToLower(string(args[0]))
-	cmd := commands[name]
+	cmd := commands[string(c.lower(args[0]))] // no allocation for the key
 	if cmd == nil {
 		c.err(unknownCommand(args))
 		return nil
 	}
 	if cmd.subs != nil && len(args) >= 2 {
-		sub := cmd.subs[strings.ToLower(string(args[1]))]
+		sub := cmd.subs[string(c.lower(args[1]))]
 		if sub == nil {
-			c.err(fmt.Sprintf("ERR unknown subcommand '%.128s'. Try %s HELP.", args[1], strings.ToUpper(name)))
+			c.err(fmt.Sprintf("ERR unknown subcommand '%.128s'. Try %s HELP.", args[1], strings.ToUpper(cmd.name)))
 			return nil
 		}
 		cmd = sub
@@ -56,6 +55,18 @@ func (c *conn) lookup(args [][]byte) *command {
 		return nil
 	}
 	return cmd
+}
+
+// lower returns b in lower case (ASCII), in a buffer of c's that the next
+// call reuses.
+func (c *conn) lower(b []byte) []byte {
+	c.lowerBuf = append(c.lowerBuf[:0], b...)
+	for i, ch := range c.lowerBuf {
+		if 'A' <= ch && ch <= 'Z' {
+			c.lowerBuf[i] = ch + 'a' - 'A'
+		}
+	}
+	return c.lowerBuf
 }
 
 func unknownCommand(args [][]byte) string {
