@@ -26,6 +26,8 @@ func main() {
 	flag.IntVar(&opts.MaxRequestBytes, "max-request-bytes", 512<<20, "largest request (command with its arguments) in bytes")
 	flag.IntVar(&opts.MaxArgs, "max-args", 1<<20, "most arguments of one command")
 	flag.IntVar(&opts.MaxReplyBytes, "max-reply-bytes", 256<<20, "largest reply in bytes")
+	flag.IntVar(&opts.MaxMultiBytes, "max-multi-bytes", 64<<20, "most memory the commands queued in one MULTI may hold, in bytes")
+	flag.IntVar(&opts.MaxClients, "max-clients", 10000, "most clients connected at once")
 	grace := flag.Duration("shutdown-timeout", 10*time.Second, "how long a shutdown waits for in-flight commands")
 	flag.Parse()
 
