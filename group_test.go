@@ -502,67 +502,6 @@ func TestAutoClaimScanBound(t *testing.T) {
 	assert.Equal(t, gtID(28), res.Next)
 }
 
-func TestNack(t *testing.T) {
-	clk := newTestClock(1_700_000_000_000)
-	s := gtStream(t, clk, 5)
-	ctx := context.Background()
-	require.NoError(t, s.CreateGroup("g", "0", GroupOptions{}))
-	_, err := s.ReadGroup(ctx, "g", "a", ">", ReadGroupArgs{Count: 3})
-	require.NoError(t, err)
-	_, err = s.ReadGroup(ctx, "g", "a", "0", ReadGroupArgs{}) // deliveries 2
-
-	gtUnchanged(t, s, ErrInvalidArgument, "NackMode 0", func() error { _, err := s.Nack("g", 0, []string{"1"}, NackArgs{}); return err })
-	gtUnchanged(t, s, ErrInvalidArgument, "-4", func() error {
-		_, err := s.Nack("g", NackFail, []string{"1"}, NackArgs{RetryCount: i64(-4)})
-		return err
-	})
-	gtUnchanged(t, s, ErrInvalidID, `"?"`, func() error { _, err := s.Nack("g", NackFail, []string{"1", "?"}, NackArgs{}); return err })
-	gtUnchanged(t, s, ErrNoGroup, `"h"`, func() error { _, err := s.Nack("h", NackFail, []string{"1"}, NackArgs{}); return err })
-
-	n, err := s.Nack("g", NackSilent, []string{"1", "2", "9"}, NackArgs{})
-	require.NoError(t, err)
-	assert.Equal(t, int64(2), n)
-	n, err = s.Nack("g", NackSilent, []string{"1"}, NackArgs{})
-	require.NoError(t, err)
-	assert.Zero(t, n, "already given back")
-	n, err = s.Nack("g", NackFatal, []string{"3"}, NackArgs{})
-	require.NoError(t, err)
-	assert.Equal(t, int64(1), n)
-	n, err = s.Nack("g", NackFail, []string{"4"}, NackArgs{Force: true, RetryCount: i64(5)})
-	require.NoError(t, err)
-	assert.Equal(t, int64(1), n)
-
-	rows, _ := s.PendingRange("g", PendingArgs{})
-	require.Equal(t, []PendingEntry{
-		{ID: gtID(1), Deliveries: 1},
-		{ID: gtID(2), Deliveries: 1},
-		{ID: gtID(3), Deliveries: 1<<63 - 1},
-		{ID: gtID(4), Deliveries: 5},
-	}, rows)
-	sum, _ := s.Pending("g")
-	assert.Empty(t, sum.Consumers)
-
-	// The next ">" read takes the given-back entries first.
-	es, err := s.ReadGroup(ctx, "g", "b", ">", ReadGroupArgs{Count: 2})
-	require.NoError(t, err)
-	require.Equal(t, []ID{gtID(1), gtID(2)}, gtIDs(es))
-	// Claim takes one at once, whatever the min idle.
-	es, err = s.Claim("g", "c", time.Hour, []string{"3"}, ClaimArgs{JustID: true})
-	require.NoError(t, err)
-	require.Equal(t, []ID{gtID(3)}, gtIDs(es))
-	es, err = s.ReadGroup(ctx, "g", "b", ">", ReadGroupArgs{})
-	require.NoError(t, err)
-	require.Equal(t, []ID{gtID(4), gtID(5)}, gtIDs(es))
-	rows, _ = s.PendingRange("g", PendingArgs{})
-	require.Equal(t, []PendingEntry{
-		{ID: gtID(1), Consumer: "b", Deliveries: 2},
-		{ID: gtID(2), Consumer: "b", Deliveries: 2},
-		{ID: gtID(3), Consumer: "c", Deliveries: 1<<63 - 1},
-		{ID: gtID(4), Consumer: "b", Deliveries: 1}, // forced ahead of the group: a first delivery
-		{ID: gtID(5), Consumer: "b", Deliveries: 1},
-	}, rows)
-}
-
 // TestLagWithDeletes follows Redis's "Consumer group lag with XDELs".
 func TestLagWithDeletes(t *testing.T) {
 	clk := newTestClock(1_700_000_000_000)

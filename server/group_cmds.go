@@ -392,7 +392,9 @@ func xpending(c *conn, args [][]byte) {
 	if onlyEmpty {
 		kept := rows[:0]
 		for _, r := range rows {
-			if r.Consumer == "" && int64(len(kept)) < count {
+			// Entries given back by XNACK have Consumer "" too, but
+			// belong to no consumer.
+			if r.Consumer == "" && r.Idle != xstream.NackIdle && int64(len(kept)) < count {
 				kept = append(kept, r)
 			}
 		}

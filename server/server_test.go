@@ -230,10 +230,11 @@ func TestNewerCommands(t *testing.T) {
 	expect(t, c, `[:2 $"1-0" $"3-0" [[$"c" $"2"]]]`, "XPENDING", "s", "g") // KEEPREF left 1-0
 	expect(t, c, `[:-1]`, "XACKDEL", "s", "nogroup", "IDS", "1", "3-0")
 
-	// XNACK gives 3-0 back to the group: the next reader gets it first.
+	// XNACK gives 3-0 back to the group, unowned: ">" does not deliver
+	// it again, and XPENDING shows it with no consumer and idle -1.
 	expect(t, c, `:1`, "XNACK", "s", "g", "FAIL", "IDS", "1", "3-0")
-	expect(t, c, `[[$"s" [[$"3-0" [$"f" $"3"]]]]]`, "XREADGROUP", "GROUP", "g", "d", "COUNT", "1", "STREAMS", "s", ">")
-	expect(t, c, `[[$"1-0" $"c" :0 :1] [$"3-0" $"d" :0 :2]]`, "XPENDING", "s", "g", "-", "+", "10")
+	expect(t, c, `[[$"s" [[$"4-0" [$"f" $"4"]]]]]`, "XREADGROUP", "GROUP", "g", "d", "COUNT", "1", "STREAMS", "s", ">")
+	expect(t, c, `[[$"1-0" $"c" :0 :1] [$"3-0" $"" :-1 :1] [$"4-0" $"d" :0 :1]]`, "XPENDING", "s", "g", "-", "+", "10")
 	expect(t, c, `:1`, "XNACK", "s", "g", "SILENT", "IDS", "1", "3-0", "RETRYCOUNT", "7")
 	expect(t, c, `-"ERR syntax error"`, "XNACK", "s", "g", "MAYBE", "IDS", "1", "3-0")
 	expect(t, c, `-"NOGROUP No such key 's' or consumer group 'x'"`, "XNACK", "s", "x", "FAIL", "IDS", "1", "3-0")
