@@ -18,9 +18,12 @@ const (
 // With Approx (Redis "~") trimming removes only whole storage blocks and so
 // may keep more than asked, never fewer: MaxLen 1000 with Approx keeps at
 // least 1000 entries. Limit caps the number of entries one call removes
-// (0 means no cap) and is allowed only with Approx. Policy says what
-// happens to consumer group references to trimmed entries (KeepRef, the
-// default, leaves them; see DeletePolicy).
+// (0 means no cap) and is allowed only with Approx; it is checked before
+// each block, against the block's whole size. Policy says what happens to
+// consumer group references to trimmed entries (KeepRef, the default,
+// leaves them; see DeletePolicy). Under DelRef and Acked a trim goes entry
+// by entry, as Redis's does: Approx then no longer stops it at a block
+// boundary, and Acked skips the entries a group still refers to.
 type TrimArgs struct {
 	Strategy TrimStrategy
 	MaxLen   int64  // with TrimMaxLen: the number of entries to keep, >= 0
@@ -81,9 +84,11 @@ func (t TrimArgs) parse() (trimSpec, error) {
 
 // Trim removes entries from the head of the stream as args says and
 // returns how many it removed. It fails, changing nothing, on invalid
-// arguments (ErrTrimConflict, ErrInvalidArgument, ErrInvalidID). Whole
-// blocks are dropped in O(1) each; an exact trim then marks entries deleted
-// inside one block. Memory of dropped blocks is given back.
+// arguments (ErrTrimConflict, ErrInvalidArgument, ErrInvalidID). Under
+// KeepRef whole blocks are dropped in O(1) each and an exact trim then
+// marks entries deleted inside one block; under DelRef and Acked each
+// trimmed entry costs O(G log P) for G groups. Memory of dropped blocks is
+// given back.
 func (s *Stream) Trim(args TrimArgs) (int64, error) {
 	spec, err := args.parse()
 	if err != nil || spec.strategy == TrimNone {
