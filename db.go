@@ -201,8 +201,8 @@ func (db *DB) readOnce(names []string, pos []readPos, count int, w *waiter) ([]S
 	for i, name := range names {
 		s, ok := db.Lookup(name)
 		if !ok {
-			if pos[i].dollar || pos[i].last {
-				pos[i] = readPos{} // "$" or "+" of a missing stream is 0-0
+			if pos[i].dollar {
+				pos[i] = readPos{} // "$" of a missing stream is 0-0
 			}
 			if w != nil && len(out) == 0 {
 				db.mu.Lock()

@@ -12,9 +12,10 @@ const (
 	// DelRef deletes entries and removes their IDs from every group's
 	// PEL (DELREF).
 	DelRef
-	// Acked deletes only entries that every group has delivered and
-	// acknowledged (ACKED). A trim with Acked stops at the first entry
-	// still referenced, so it never leaves a hole before it.
+	// Acked deletes only entries that no group still refers to: every
+	// group has read past them and none has them pending (ACKED). A trim
+	// with Acked skips the entries still referenced and goes on past
+	// them, as Redis's does, so it may leave them behind in a hole.
 	Acked
 )
 
@@ -30,12 +31,16 @@ func (p DeletePolicy) check() error {
 type DeleteResult int8
 
 const (
-	// DeleteNotFound: no entry with that ID in the stream (-1).
+	// DeleteNotFound (-1): for DeleteEx, no entry with that ID in the
+	// stream; for AckDel, the ID was not pending in the group, and nothing
+	// was done.
 	DeleteNotFound DeleteResult = -1
-	// Deleted: the entry was deleted (1).
+	// Deleted (1): the entry was deleted; for AckDel, the ID was
+	// acknowledged and its entry deleted, or was already gone.
 	Deleted DeleteResult = 1
-	// DeleteReferenced: with Acked, the entry was kept because a group
-	// still refers to it (2).
+	// DeleteReferenced (2): with Acked, a group still refers to the ID (it
+	// has it pending or has not read that far), so nothing was deleted,
+	// even when the stream holds no entry with that ID.
 	DeleteReferenced DeleteResult = 2
 )
 
@@ -57,30 +62,27 @@ func (s *Stream) dropRefsLocked(id ID) {
 	s.eachGroupLocked(func(g *group) { g.removePendingLocked(id) })
 }
 
-// hasGroups reports whether the stream has a consumer group.
-func (s *Stream) hasGroups() bool { return s.groups != nil && s.groups.Len() > 0 }
-
-// deleteExLocked deletes id under policy.
-func (s *Stream) deleteExLocked(id ID, policy DeletePolicy) DeleteResult {
-	if _, _, _, ok := s.entryLocked(id); !ok {
-		if policy == DelRef {
-			s.dropRefsLocked(id)
+// deleteByPolicyLocked deletes id under policy, as Redis's XDELEX and
+// XACKDEL do: with Acked it first asks whether a group still refers to
+// id, with DelRef it first drops id from every PEL. It reports whether the
+// policy let it delete, and whether an entry was there to delete.
+func (s *Stream) deleteByPolicyLocked(id ID, policy DeletePolicy) (allowed, found bool) {
+	switch policy {
+	case Acked:
+		if s.referencedLocked(id) {
+			return false, false
 		}
-		return DeleteNotFound
-	}
-	if policy == Acked && s.referencedLocked(id) {
-		return DeleteReferenced
-	}
-	s.deleteLocked([]ID{id})
-	if policy == DelRef {
+	case DelRef:
 		s.dropRefsLocked(id)
 	}
-	return Deleted
+	return true, s.deleteLocked([]ID{id}) == 1
 }
 
 // DeleteEx deletes entries as Delete does, under a policy for the
 // consumer groups that refer to them (Redis 8.2 XDELEX), and returns one
-// result per ID. With DelRef, the IDs also leave every PEL, even when the
+// result per ID: DeleteReferenced when Acked finds a group that still
+// refers to the ID (whether or not the stream holds it), else Deleted or
+// DeleteNotFound. With DelRef, the IDs also leave every PEL, even when the
 // entry was already gone. One bad ID fails the whole call (ErrInvalidID),
 // as does an unknown policy (ErrInvalidArgument), before anything is
 // deleted. O(log N + G log P) per ID for G groups.
@@ -96,16 +98,24 @@ func (s *Stream) DeleteEx(policy DeletePolicy, ids ...string) ([]DeleteResult, e
 	defer s.mu.Unlock()
 	out := make([]DeleteResult, len(parsed))
 	for i, id := range parsed {
-		out[i] = s.deleteExLocked(id, policy)
+		switch allowed, found := s.deleteByPolicyLocked(id, policy); {
+		case !allowed:
+			out[i] = DeleteReferenced
+		case found:
+			out[i] = Deleted
+		default:
+			out[i] = DeleteNotFound
+		}
 	}
 	return out, nil
 }
 
 // AckDel acknowledges IDs in group and deletes their entries under policy
-// in one atomic step (Redis 8.2 XACKDEL). It returns one result per ID:
-// DeleteNotFound when the stream has no such entry (a pending reference to
-// it is still acknowledged), Deleted, or DeleteReferenced when Acked kept
-// an entry another group still needs. It fails, changing nothing, with
+// in one atomic step (Redis 8.2 XACKDEL). An ID not pending in the group
+// gives DeleteNotFound and is left alone, its entry included. A pending
+// one is acknowledged, then deleted as DeleteEx would: DeleteReferenced
+// when Acked finds another group that still refers to it, else Deleted,
+// also when its entry was already gone. It fails, changing nothing, with
 // ErrNoGroup, ErrInvalidID or ErrInvalidArgument. O(log N + G log P) per
 // ID.
 func (s *Stream) AckDel(group string, policy DeletePolicy, ids ...string) ([]DeleteResult, error) {
@@ -124,35 +134,15 @@ func (s *Stream) AckDel(group string, policy DeletePolicy, ids ...string) ([]Del
 	}
 	out := make([]DeleteResult, len(parsed))
 	for i, id := range parsed {
-		g.removePendingLocked(id)
-		out[i] = s.deleteExLocked(id, policy)
-	}
-	return out, nil
-}
-
-// trimKeepsLocked reports whether a trim under policy must keep the live
-// entry id (Acked and still referenced).
-func (s *Stream) trimKeepsLocked(policy DeletePolicy, id ID) bool {
-	return policy == Acked && s.hasGroups() && s.referencedLocked(id)
-}
-
-// blockReferencedLocked reports whether a trim under policy must keep a
-// live entry of b.
-func (s *Stream) blockReferencedLocked(policy DeletePolicy, b *block) bool {
-	if policy != Acked || !s.hasGroups() {
-		return false
-	}
-	for i := range b.offs {
-		if id, flags, _ := b.at(i); flags&flagDeleted == 0 && s.referencedLocked(id) {
-			return true
+		if !g.removePendingLocked(id) {
+			out[i] = DeleteNotFound
+			continue
+		}
+		if allowed, _ := s.deleteByPolicyLocked(id, policy); allowed {
+			out[i] = Deleted
+		} else {
+			out[i] = DeleteReferenced
 		}
 	}
-	return false
-}
-
-// trimmedLocked is told each live entry a trim removes.
-func (s *Stream) trimmedLocked(policy DeletePolicy, id ID) {
-	if policy == DelRef && s.hasGroups() {
-		s.dropRefsLocked(id)
-	}
+	return out, nil
 }

@@ -111,10 +111,12 @@ func ExampleStream_Nack() {
 	es, _ := s.ReadGroup(ctx, "workers", "alice", ">", xstream.ReadGroupArgs{Count: 1})
 	// alice shuts down: she gives her entry back, and it does not count.
 	s.Nack("workers", xstream.NackSilent, []string{es[0].ID.String()}, xstream.NackArgs{})
-	es, _ = s.ReadGroup(ctx, "workers", "bob", ">", xstream.ReadGroupArgs{Count: 1})
-	fmt.Println("bob got", es[0].ID)
+	// Given back, it can be claimed at once, whatever the min idle time.
+	res, _ := s.AutoClaim("workers", "bob", time.Hour, "-", xstream.AutoClaimArgs{})
+	rows, _ := s.PendingRange("workers", xstream.PendingArgs{})
+	fmt.Println("bob got", res.Entries[0].ID, "delivered", rows[0].Deliveries, "times")
 	// Output:
-	// bob got 1-0
+	// bob got 1-0 delivered 1 times
 }
 
 func ExampleStream_MoveDeadLetters() {

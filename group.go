@@ -21,7 +21,7 @@ const entriesReadUnknown = -1
 // nack is the record of a pending entry. It holds no pointer, so the
 // garbage collector does not scan PELs.
 type nack struct {
-	deliveryMs int64  // time of the last delivery, Unix ms
+	deliveryMs int64  // time of the last delivery, Unix ms; 0 after Nack
 	count      int64  // number of deliveries
 	owner      uint32 // consumer number (group.byNum); 0: given back by Nack
 }
@@ -39,10 +39,9 @@ type group struct {
 	lastID      ID    // last delivered ID
 	entriesRead int64 // entries-read counter, or entriesReadUnknown
 	pel         btree[nack]
-	released    btree[struct{}] // pending entries without an owner (Nack)
-	consumers   *radix.Tree     // name → *consumer
-	byNum       []*consumer     // consumer number → consumer; 0 is unused
-	freeNums    []uint32        // numbers of deleted consumers
+	consumers   *radix.Tree // name → *consumer
+	byNum       []*consumer // consumer number → consumer; 0 is unused
+	freeNums    []uint32    // numbers of deleted consumers
 }
 
 // ownerOf returns the consumer that owns rec, or nil.
@@ -254,8 +253,6 @@ func (g *group) removePendingLocked(id ID) bool {
 	}
 	if c := g.ownerOf(&rec); c != nil {
 		c.pel.delete(id)
-	} else {
-		g.released.delete(id)
 	}
 	return true
 }

@@ -125,7 +125,8 @@ type PendingArgs struct {
 	Count int
 	// Consumer, when not "", lists only that consumer's entries.
 	Consumer string
-	// MinIdle, when not 0, lists only entries idle at least that long.
+	// MinIdle, when not 0, lists only entries idle at least that long,
+	// and the entries given back by Nack.
 	MinIdle time.Duration
 }
 
@@ -133,10 +134,16 @@ type PendingArgs struct {
 type PendingEntry struct {
 	ID ID
 	// Consumer owns the entry; "" for an entry given back by Nack.
-	Consumer   string
-	Idle       time.Duration // since the last delivery
-	Deliveries int64         // times delivered
+	Consumer string
+	// Idle is the time since the last delivery, or NackIdle for an entry
+	// given back by Nack.
+	Idle       time.Duration
+	Deliveries int64 // times delivered
 }
+
+// NackIdle is the Idle of a pending entry given back by Nack, which has no
+// owner and no delivery time: Redis's XPENDING reports -1 for it.
+const NackIdle = -time.Millisecond
 
 // PendingRange lists pending entries of group in ID order (Redis XPENDING
 // with a range). Unlike Redis, a Count of 0 means no cap (Redis returns
@@ -185,12 +192,13 @@ func pendingRows(g *group, lo, hi ID, count int, c *consumer, minIdleMs, now int
 		out = make([]PendingEntry, 0, min(count, g.pel.Len()))
 	}
 	row := func(id ID, rec *nack) bool {
-		if minIdleMs > 0 && now-rec.deliveryMs < minIdleMs {
-			return true
+		owner := g.ownerOf(rec)
+		if owner != nil && minIdleMs > 0 && now-rec.deliveryMs < minIdleMs {
+			return true // an entry given back by Nack passes any MinIdle, as in Redis
 		}
-		e := PendingEntry{ID: id, Idle: msDuration(now - rec.deliveryMs), Deliveries: rec.count}
-		if c := g.ownerOf(rec); c != nil {
-			e.Consumer = c.name
+		e := PendingEntry{ID: id, Idle: NackIdle, Deliveries: rec.count}
+		if owner != nil {
+			e.Consumer, e.Idle = owner.name, msDuration(now-rec.deliveryMs)
 		}
 		out = append(out, e)
 		return count == 0 || len(out) < count
@@ -232,8 +240,6 @@ func (g *group) claimLocked(id ID, rec *nack, c *consumer, deliveryMs int64, ret
 	if rec.owner != c.num {
 		if old := g.ownerOf(rec); old != nil {
 			old.pel.delete(id)
-		} else {
-			g.released.delete(id)
 		}
 		c.pel.insert(id, struct{}{})
 		rec.owner = c.num
@@ -456,19 +462,22 @@ type NackArgs struct {
 	// the mode says (RETRYCOUNT).
 	RetryCount *int64
 	// Force gives back an ID that is in the stream but not pending,
-	// creating its pending entry (FORCE).
+	// creating its pending entry with a delivery count of 0 before the
+	// mode applies (FORCE).
 	Force bool
 }
 
 // Nack gives pending entries of group back to the group without
 // acknowledging them (Redis 8.8 XNACK). They stay in the group's PEL with
-// no owner and are delivered again at once: the next ReadGroup ">" of any
-// consumer delivers them before new entries, and Claim and AutoClaim take
-// them whatever their idle time. It returns how many entries it gave back;
-// IDs that are not pending (or already given back) are skipped. Blocked
-// readers of the group are served. It fails, changing nothing, with
-// ErrNoGroup, ErrInvalidID or ErrInvalidArgument (unknown mode, negative
-// RetryCount). O(log P) per ID.
+// no owner and no delivery time: PendingRange lists them with Consumer ""
+// and Idle NackIdle, whatever its MinIdle, and Claim and AutoClaim take
+// them whatever their min idle time. As in Redis, a ">" ReadGroup does not
+// deliver them again; nor does a history read, which lists only what the
+// consumer owns. Nack applies to every ID pending in the group, one given
+// back already included (its delivery count changes again), and returns
+// how many that was; other IDs are skipped unless args.Force. It fails,
+// changing nothing, with ErrNoGroup, ErrInvalidID or ErrInvalidArgument
+// (unknown mode, negative RetryCount). O(log P) per ID.
 func (s *Stream) Nack(group string, mode NackMode, ids []string, args NackArgs) (int64, error) {
 	if mode < NackSilent || mode > NackFatal {
 		return 0, errorf(ErrInvalidArgument, "unknown NackMode %d", mode)
@@ -480,7 +489,6 @@ func (s *Stream) Nack(group string, mode NackMode, ids []string, args NackArgs) 
 	if err != nil {
 		return 0, err
 	}
-	now := s.nowMs()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	g, err := s.groupLocked(group)
@@ -490,18 +498,21 @@ func (s *Stream) Nack(group string, mode NackMode, ids []string, args NackArgs) 
 	var n int64
 	for _, id := range parsed {
 		rec := g.pel.get(id)
-		if rec == nil {
-			if _, _, _, ok := s.entryLocked(id); !ok || !args.Force {
+		switch {
+		case rec != nil:
+			if c := g.ownerOf(rec); c != nil {
+				c.pel.delete(id)
+				rec.owner = 0
+			}
+		case args.Force:
+			if _, _, _, ok := s.entryLocked(id); !ok {
 				continue
 			}
-			rec, _ = g.pel.insert(id, nack{deliveryMs: now})
-		} else if rec.owner == 0 {
+			rec, _ = g.pel.insert(id, nack{})
+		default:
 			continue
-		} else {
-			g.ownerOf(rec).pel.delete(id)
-			rec.owner = 0
 		}
-		g.released.insert(id, struct{}{})
+		rec.deliveryMs = 0
 		switch {
 		case args.RetryCount != nil:
 			rec.count = *args.RetryCount
@@ -511,9 +522,6 @@ func (s *Stream) Nack(group string, mode NackMode, ids []string, args NackArgs) 
 			rec.count = math.MaxInt64
 		}
 		n++
-	}
-	if n > 0 {
-		s.serveGroupWaitersLocked()
 	}
 	return n, nil
 }

@@ -94,7 +94,7 @@ func newTimeout(d time.Duration) (<-chan time.Time, func()) {
 // readPos is where a read continues in one stream.
 type readPos struct {
 	after   ID
-	last    bool // "+": the last entry, if there is one
+	last    bool // "+": the last entry, whenever there is one
 	dollar  bool // "$": not yet resolved
 	blocked bool
 }
@@ -112,22 +112,22 @@ func parseReadID(s string) (readPos, error) {
 }
 
 // readLocked returns the entries after p (at most count) and resolves "$"
-// and "+" against the stream's current state. The caller holds s.mu.
+// against the stream's current state. "+" is resolved at each look, as
+// Redis does when it runs a blocked XREAD again: it is the last entry
+// then, whatever count. The caller holds s.mu.
 func (s *Stream) readLocked(p *readPos, count int) []Entry {
 	if p.dollar {
 		p.after, p.dollar = s.lastID, false
 		return nil
 	}
+	if p.last && s.length == 0 {
+		return nil
+	}
 	c := getCollector()
 	defer putCollector(c)
 	if p.last {
-		p.last = false
-		p.after = s.lastID
-		if s.length > 0 {
-			s.collectRange(c, ID{}, MaxID, 1, true)
-			return c.entries()
-		}
-		return nil
+		s.collectRange(c, ID{}, MaxID, 1, true)
+		return c.entries()
 	}
 	if lo, ok := p.after.Next(); ok {
 		s.collectRange(c, lo, MaxID, count, false)
@@ -137,11 +137,14 @@ func (s *Stream) readLocked(p *readPos, count int) []Entry {
 
 // Read returns the entries with an ID greater than after, at most
 // args.Count. after is an entry ID, "$" (the stream's last ID at the time
-// of the call: only entries added later) or "+" (the stream's last entry).
-// When there is none and args.Block is not 0, Read waits for an Add, for
-// args.Block to pass (then it returns no entries and no error) or for ctx
-// to be done (then it returns ctx.Err()). Blocked readers hold no lock,
-// and an Add wakes them in arrival order. Read leaves no goroutine behind.
+// of the call: only entries added later) or "+" (the stream's last entry,
+// alone whatever args.Count, as in Redis 7.4; when the stream is empty, a
+// read that waits returns its last entry once there is one, even if
+// several came meanwhile). When there is none and args.Block is not 0,
+// Read waits for an Add, for args.Block to pass (then it returns no
+// entries and no error) or for ctx to be done (then it returns
+// ctx.Err()). Blocked readers hold no lock, and an Add wakes them in
+// arrival order. Read leaves no goroutine behind.
 func (s *Stream) Read(ctx context.Context, after string, args ReadArgs) ([]Entry, error) {
 	if err := args.check(); err != nil {
 		return nil, err

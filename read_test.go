@@ -242,6 +242,66 @@ func TestReadPlusSemantics(t *testing.T) {
 	})
 }
 
+// addAtOnce adds entries ms-0 for each ms under one lock, as a MULTI
+// would, waking blocked readers once they are all in.
+func addAtOnce(s *Stream, ms ...uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, m := range ms {
+		s.appendLocked(ID{m, 0}, Fields("f", strconv.FormatUint(m, 10)))
+	}
+	s.waiters.wake()
+}
+
+// A blocked "+" is resolved again when the reader looks again, as Redis
+// runs a blocked XREAD again: it returns the last entry then, alone,
+// whatever Count, even when several entries came at once.
+func TestReadPlusResolvedWhenWoken(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := NewStream()
+		r := goRead(func() ([]Entry, error) {
+			return s.Read(t.Context(), "+", ReadArgs{Block: BlockForever, Count: 5})
+		})
+		requireBlocked(t, r)
+		addAtOnce(s, 1, 2, 3)
+		got := <-r
+		require.NoError(t, got.err)
+		assert.Equal(t, []string{"3-0"}, ids(got.v))
+
+		// A stream emptied by deletes: the same, not the entries after
+		// its last ID.
+		_, err := s.Delete("1", "2", "3")
+		require.NoError(t, err)
+		r = goRead(func() ([]Entry, error) {
+			return s.Read(t.Context(), "+", ReadArgs{Block: BlockForever})
+		})
+		requireBlocked(t, r)
+		addAtOnce(s, 4, 5)
+		got = <-r
+		require.NoError(t, got.err)
+		assert.Equal(t, []string{"5-0"}, ids(got.v))
+	})
+}
+
+// DB.Read resolves "+" of a stream that does not exist yet in the same
+// way once it does.
+func TestDBReadPlusOfMissingStream(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		db := NewDB()
+		r := goRead(func() ([]StreamEntries, error) {
+			return db.Read(t.Context(), ReadArgs{Block: BlockForever, Count: 9}, "later", "+")
+		})
+		requireBlocked(t, r)
+		s := db.Stream("later")
+		requireBlocked(t, r)
+		addAtOnce(s, 7, 8)
+		got := <-r
+		require.NoError(t, got.err)
+		require.Len(t, got.v, 1)
+		assert.Equal(t, []string{"8-0"}, ids(got.v[0].Entries))
+	})
+}
+
 func TestReadBlockCount(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := streamWith(t, "1", "2", "3")

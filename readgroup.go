@@ -73,47 +73,23 @@ func (s *Stream) readGroupLocked(g *group, consumer string, p groupPos, args Rea
 	return s.deliverLocked(g, c, args.Count, args.NoAck, now)
 }
 
-// deliverLocked delivers to c first the entries given back to the group by
-// Nack, then entries after the group's last delivered ID, count at most
-// (0: all).
+// deliverLocked delivers to c the entries after the group's last
+// delivered ID, count at most (0: all).
 func (s *Stream) deliverLocked(g *group, c *consumer, count int, noack bool, now int64) []Entry {
 	col := getCollector()
 	defer putCollector(col)
 	more := func() bool { return count == 0 || len(col.ids) < count }
-	for g.released.Len() > 0 && more() {
-		id, _ := g.released.min()
-		if g.lastID.Less(id) {
-			break // not delivered yet (Nack with Force): the scan below takes it
-		}
-		g.released.delete(id)
-		b, flags, body, ok := s.entryLocked(id)
-		if !ok || noack {
-			g.pel.delete(id) // message gone, or delivered without a PEL entry
-			if ok {
-				col.add(b, id, flags, body)
-			}
-			continue
-		}
-		col.add(b, id, flags, body)
-		rec := g.pel.get(id)
-		rec.owner, rec.deliveryMs = c.num, now
-		if rec.count < math.MaxInt64 {
-			rec.count++
-		}
-		c.pel.insert(id, struct{}{})
-	}
-	if lo, ok := g.lastID.Next(); ok && more() && g.lastID.Less(s.lastID) {
+	if lo, ok := g.lastID.Next(); ok && g.lastID.Less(s.lastID) {
 		s.walk(lo, MaxID, false, func(b *block, id ID, flags byte, body int) bool {
 			col.add(b, id, flags, body)
 			s.advanceLocked(g, id)
 			if !noack {
 				rec, added := g.pel.insert(id, nack{deliveryMs: now, count: 1, owner: c.num})
 				if !added {
-					// Pending already: SetGroupID moved the group back.
+					// Pending already: SetGroupID moved the group
+					// back, or Nack with Force made it pending.
 					if old := g.ownerOf(rec); old != nil {
 						old.pel.delete(id)
-					} else {
-						g.released.delete(id)
 					}
 					*rec = nack{deliveryMs: now, count: 1, owner: c.num}
 				}
@@ -128,17 +104,8 @@ func (s *Stream) deliverLocked(g *group, c *consumer, count int, noack bool, now
 	return col.entries()
 }
 
-// hasNewLocked reports whether a ">" read of g would deliver an entry. It
-// drops from the PEL released entries whose message is gone.
+// hasNewLocked reports whether a ">" read of g would deliver an entry.
 func (s *Stream) hasNewLocked(g *group) bool {
-	for g.released.Len() > 0 {
-		id, _ := g.released.min()
-		if _, _, _, ok := s.entryLocked(id); ok {
-			return true
-		}
-		g.released.delete(id)
-		g.pel.delete(id)
-	}
 	lo, ok := g.lastID.Next()
 	if !ok || !g.lastID.Less(s.lastID) {
 		return false
@@ -183,9 +150,9 @@ func (s *Stream) historyLocked(g *group, c *consumer, after ID, count int, now i
 // ReadGroup reads the stream as consumer of group (Redis XREADGROUP). The
 // consumer is created if it does not exist.
 //
-// With after ">" it delivers entries never delivered to the group: first
-// any that Nack gave back to the group, then those after the group's last
-// delivered ID, at most args.Count. Each goes into the group's PEL and the
+// With after ">" it delivers the entries after the group's last delivered
+// ID, at most args.Count (not those Nack gave back: Claim and AutoClaim
+// take them). Each goes into the group's PEL and the
 // consumer's with a delivery count of 1 and the stream clock's time
 // (unless args.NoAck), and the group's last delivered ID and entries-read
 // counter advance. When there is nothing to deliver and args.Block is not
@@ -244,7 +211,7 @@ const (
 )
 
 // groupWaiter is a ReadGroup ">" call waiting for entries. Whoever moves
-// its state from waiting to served (an Add, SetGroupID or Nack serving it,
+// its state from waiting to served (an Add or SetGroupID serving it,
 // DestroyGroup failing it, or the call itself when it finds data while
 // registering on several streams) fills in the result and then signals ch.
 // When the caller gives up first it moves the state to gone.
@@ -281,8 +248,7 @@ func (s *Stream) serveLocked(gw groupWait, now int64) {
 }
 
 // serveGroupWaitersLocked serves blocked readers in arrival order, each as
-// far as its group has entries to deliver. Add, SetGroupID and Nack call
-// it. Without blocked readers it costs nothing.
+// far as its group has entries to deliver. Add and SetGroupID call it. Without blocked readers it costs nothing.
 func (s *Stream) serveGroupWaitersLocked() {
 	if len(s.gwaiters) == 0 {
 		return

@@ -18,9 +18,12 @@ const (
 // With Approx (Redis "~") trimming removes only whole storage blocks and so
 // may keep more than asked, never fewer: MaxLen 1000 with Approx keeps at
 // least 1000 entries. Limit caps the number of entries one call removes
-// (0 means no cap) and is allowed only with Approx. Policy says what
-// happens to consumer group references to trimmed entries (KeepRef, the
-// default, leaves them; see DeletePolicy).
+// (0 means no cap) and is allowed only with Approx; it is checked before
+// each block, against the block's whole size. Policy says what happens to
+// consumer group references to trimmed entries (KeepRef, the default,
+// leaves them; see DeletePolicy). Under DelRef and Acked a trim goes entry
+// by entry, as Redis's does: Approx then no longer stops it at a block
+// boundary, and Acked skips the entries a group still refers to.
 type TrimArgs struct {
 	Strategy TrimStrategy
 	MaxLen   int64  // with TrimMaxLen: the number of entries to keep, >= 0
@@ -81,9 +84,11 @@ func (t TrimArgs) parse() (trimSpec, error) {
 
 // Trim removes entries from the head of the stream as args says and
 // returns how many it removed. It fails, changing nothing, on invalid
-// arguments (ErrTrimConflict, ErrInvalidArgument, ErrInvalidID). Whole
-// blocks are dropped in O(1) each; an exact trim then marks entries deleted
-// inside one block. Memory of dropped blocks is given back.
+// arguments (ErrTrimConflict, ErrInvalidArgument, ErrInvalidID). Under
+// KeepRef whole blocks are dropped in O(1) each and an exact trim then
+// marks entries deleted inside one block; under DelRef and Acked each
+// trimmed entry costs O(G log P) for G groups. Memory of dropped blocks is
+// given back.
 func (s *Stream) Trim(args TrimArgs) (int64, error) {
 	spec, err := args.parse()
 	if err != nil || spec.strategy == TrimNone {
@@ -94,11 +99,19 @@ func (s *Stream) Trim(args TrimArgs) (int64, error) {
 	return s.trimLocked(spec), nil
 }
 
-// trimLocked applies spec, as Redis's streamTrim does.
+// trimLocked applies spec, as Redis's streamTrim does. A block the trim
+// passes whole is dropped at once under KeepRef; under DelRef and Acked
+// its entries are looked at one by one (Acked keeps those a group still
+// refers to), and the trim goes on to the next block. In the block where
+// the trim ends, entries are deleted one by one unless spec.approx asks
+// for whole blocks only, which KeepRef alone honours there.
 func (s *Stream) trimLocked(spec trimSpec) int64 {
 	var deleted int64
-	drop := 0 // whole blocks to drop from the head
-	for _, b := range s.blocks {
+	var emptied []int // blocks left with no live entry, ascending
+	for bi, b := range s.blocks {
+		if spec.strategy == TrimMaxLen && s.length <= spec.maxLen {
+			break
+		}
 		entries := int64(b.live)
 		if spec.limit != 0 && deleted+entries > spec.limit {
 			break
@@ -109,55 +122,87 @@ func (s *Stream) trimLocked(spec trimSpec) int64 {
 		} else {
 			whole = b.last.Less(spec.minID)
 		}
-		if whole && s.blockReferencedLocked(spec.policy, b) {
-			whole = false
-		}
-		if whole {
-			if spec.policy == DelRef {
-				for i := range b.offs {
-					if id, flags, _ := b.at(i); flags&flagDeleted == 0 {
-						s.trimmedLocked(spec.policy, id)
-					}
-				}
+		if spec.policy == KeepRef {
+			if whole {
+				s.length -= entries
+				deleted += entries
+				emptied = append(emptied, bi)
+				continue
 			}
-			s.length -= entries
-			deleted += entries
-			drop++
-			continue
+			if spec.approx {
+				break
+			}
 		}
-		if spec.approx {
+		deleted += s.trimBlockLocked(b, spec)
+		if b.live == 0 {
+			emptied = append(emptied, bi)
+		}
+		if !whole {
 			break
 		}
-		for i := range b.offs {
-			if spec.strategy == TrimMaxLen && s.length <= spec.maxLen {
-				break
-			}
-			id, flags, _ := b.at(i)
-			if spec.strategy == TrimMinID && !id.Less(spec.minID) {
-				break
-			}
-			if flags&flagDeleted == 0 {
-				if s.trimKeepsLocked(spec.policy, id) {
-					break
-				}
-				b.markDeleted(i)
-				s.length--
-				deleted++
-				s.trimmedLocked(spec.policy, id)
-			}
-		}
-		if b.live == 0 {
-			drop++
-		}
-		break
 	}
-	if drop > 0 {
-		s.dropHead(drop)
-	}
+	s.removeBlocks(emptied)
 	if deleted > 0 {
 		s.refreshFirst()
 	}
 	return deleted
+}
+
+// trimBlockLocked deletes the live entries of b that spec trims, one by
+// one from the first, and returns how many it deleted.
+func (s *Stream) trimBlockLocked(b *block, spec trimSpec) int64 {
+	var deleted int64
+	for i := range b.offs {
+		id, flags, _ := b.at(i)
+		if spec.strategy == TrimMaxLen && s.length <= spec.maxLen ||
+			spec.strategy == TrimMinID && !id.Less(spec.minID) {
+			break
+		}
+		if flags&flagDeleted != 0 {
+			continue
+		}
+		switch spec.policy {
+		case Acked:
+			if s.referencedLocked(id) {
+				continue
+			}
+		case DelRef:
+			s.dropRefsLocked(id)
+		}
+		b.markDeleted(i)
+		s.length--
+		deleted++
+	}
+	return deleted
+}
+
+// removeBlocks frees the blocks at the ascending indexes idx, which have
+// no live entry left (or are dropped whole).
+func (s *Stream) removeBlocks(idx []int) {
+	if len(idx) == 0 {
+		return
+	}
+	if idx[len(idx)-1] == len(idx)-1 {
+		s.dropHead(len(idx)) // the usual case: a prefix, dropped in O(n)
+		return
+	}
+	k, j := 0, 0
+	for i, b := range s.blocks {
+		if j < len(idx) && idx[j] == i {
+			if b == s.open {
+				s.open, s.openNames = nil, nil
+			}
+			j++
+			continue
+		}
+		s.blocks[k], s.firsts[k] = b, s.firsts[i]
+		k++
+	}
+	clear(s.blocks[k:])
+	s.blocks, s.firsts = s.blocks[:k], s.firsts[:k]
+	if k == 0 {
+		s.blocks, s.firsts = nil, nil
+	}
 }
 
 // dropHead frees the first n blocks.

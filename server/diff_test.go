@@ -169,6 +169,15 @@ func (c *client) do(t testing.TB, args ...string) *reply {
 
 // send is do for a goroutine other than the test's.
 func (c *client) send(args ...string) (*reply, error) {
+	rs, err := parseReplies(c.exchange(args...))
+	if err != nil || len(rs) != 1 {
+		return nil, fmt.Errorf("%q: %d replies, %v", args, len(rs), err)
+	}
+	return rs[0], nil
+}
+
+// exchange sends one command and returns the bytes of its reply.
+func (c *client) exchange(args ...string) []byte {
 	c.rc.take()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -177,11 +186,7 @@ func (c *client) send(args ...string) (*reply, error) {
 		iargs[i] = a
 	}
 	c.rdb.Do(ctx, iargs...)
-	rs, err := parseReplies(c.rc.take())
-	if err != nil || len(rs) != 1 {
-		return nil, fmt.Errorf("%q: %d replies, %v", args, len(rs), err)
-	}
-	return rs[0], nil
+	return c.rc.take()
 }
 
 // pair is a real Redis and an xstream server, with a client on each.

@@ -3,6 +3,7 @@ package server
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"time"
 
@@ -213,14 +214,20 @@ func xack(c *conn, args [][]byte) {
 	c.int(n)
 }
 
+// xackdel: XACKDEL key group [KEEPREF | DELREF | ACKED] IDS numids id
+// [id ...] (Redis 8.2).
 func xackdel(c *conn, args [][]byte) {
-	policy, ids, ok := c.parsePolicyIDs(args, 3)
+	policy, idArgs, ok := c.parseAckDelArgs(args, 3)
 	if !ok {
 		return
 	}
 	s, found := c.lookupStream(args[1])
 	if !found || !hasGroup(s, string(args[2])) {
-		c.deleteResults(notFoundResults(len(ids)))
+		c.notFound(len(idArgs))
+		return
+	}
+	ids, ok := c.strictIDs(idArgs)
+	if !ok {
 		return
 	}
 	res, err := s.AckDel(string(args[2]), policy, ids...)
@@ -231,9 +238,29 @@ func xackdel(c *conn, args [][]byte) {
 	c.deleteResults(res)
 }
 
+// XNACK's errors, as Redis 8.8's xnackCommand writes them. Most of its
+// texts begin with "ERR ", to which addReplyError adds its own "-ERR "
+// prefix: they reach the client as "-ERR ERR ...", reproduced here.
+const (
+	errNackMode      = "ERR ERR mode must be SILENT, FAIL, or FATAL"
+	errNackNumIDs    = "ERR numids must be a positive integer"
+	errNackMismatch  = "ERR ERR number of IDs doesn't match numids"
+	errNackRetry     = "ERR ERR Invalid RETRYCOUNT value, must be >= 0"
+	errNackNoIDs     = "ERR ERR syntax error, expected IDS keyword"
+	errNackOptionFmt = "ERR ERR Unrecognized XNACK option '%s'"
+)
+
 // xnack: XNACK key group <SILENT | FAIL | FATAL> IDS numids id [id ...]
-// [RETRYCOUNT count] [FORCE] (Redis 8.8).
+// [RETRYCOUNT count] [FORCE] (Redis 8.8), the options and the IDS block in
+// any order after the mode. Like xnackCommand it looks up the key and the
+// group first, then the mode, then the options in order; IDs past numids
+// are read as options.
 func xnack(c *conn, args [][]byte) {
+	s, found := c.lookupStream(args[1])
+	if !found || !hasGroup(s, string(args[2])) {
+		c.err(noGroupErr(args[1], args[2]))
+		return
+	}
 	var mode xstream.NackMode
 	switch {
 	case is(args[3], "silent"):
@@ -243,46 +270,52 @@ func xnack(c *conn, args [][]byte) {
 	case is(args[3], "fatal"):
 		mode = xstream.NackFatal
 	default:
-		c.err(errSyntax)
+		c.err(errNackMode)
 		return
 	}
-	if !is(args[4], "ids") {
-		c.err(errSyntax)
-		return
-	}
-	n, ok := parseLL(args[5])
-	if !ok || n <= 0 || n > int64(len(args)-6) {
-		c.err("ERR Number of IDs must be a positive integer")
-		return
-	}
-	ids, ok := c.strictIDs(args[6 : 6+n])
-	if !ok {
-		return
-	}
-	var opts xstream.NackArgs
-	for i := 6 + int(n); i < len(args); i++ {
+	var (
+		idArgs [][]byte
+		opts   xstream.NackArgs
+	)
+	for i := 4; i < len(args); i++ {
+		more := len(args) - 1 - i
 		switch {
-		case is(args[i], "retrycount") && i+1 < len(args):
-			v, ok := c.intArg(args[i+1], "")
+		case is(args[i], "ids") && more > 0:
+			n, ok := parseLL(args[i+1])
+			if !ok || n < 1 || n > math.MaxInt32 {
+				c.err(errNackNumIDs)
+				return
+			}
+			if n > int64(len(args)-i-2) {
+				c.err(errNackMismatch)
+				return
+			}
+			idArgs = args[i+2 : i+2+int(n)]
+			i += 1 + int(n)
+		case is(args[i], "force"):
+			opts.Force = true
+		case is(args[i], "retrycount") && more > 0:
+			i++
+			v, ok := c.intArg(args[i], "")
 			if !ok {
 				return
 			}
 			if v < 0 {
-				c.err("ERR RETRYCOUNT must be >= 0")
+				c.err(errNackRetry)
 				return
 			}
 			opts.RetryCount = &v
-			i++
-		case is(args[i], "force"):
-			opts.Force = true
 		default:
-			c.err(errSyntax)
+			c.err(fmt.Sprintf(errNackOptionFmt, args[i]))
 			return
 		}
 	}
-	s, found := c.lookupStream(args[1])
-	if !found || !hasGroup(s, string(args[2])) {
-		c.err(noGroupErr(args[1], args[2]))
+	if idArgs == nil {
+		c.err(errNackNoIDs)
+		return
+	}
+	ids, ok := c.strictIDs(idArgs)
+	if !ok {
 		return
 	}
 	got, err := s.Nack(string(args[2]), mode, ids, opts)
@@ -392,7 +425,9 @@ func xpending(c *conn, args [][]byte) {
 	if onlyEmpty {
 		kept := rows[:0]
 		for _, r := range rows {
-			if r.Consumer == "" && int64(len(kept)) < count {
+			// Entries given back by XNACK have Consumer "" too, but
+			// belong to no consumer.
+			if r.Consumer == "" && r.Idle != xstream.NackIdle && int64(len(kept)) < count {
 				kept = append(kept, r)
 			}
 		}

@@ -192,8 +192,11 @@ func xinfoStream(c *conn, args [][]byte) {
 }
 
 // deliveryTime is the Unix ms of an entry's last delivery, from its idle
-// time.
+// time; 0 for an entry given back by XNACK, as Redis 8.8 shows it.
 func (c *conn) deliveryTime(p xstream.PendingEntry) int64 {
+	if p.Idle == xstream.NackIdle {
+		return 0
+	}
 	return c.srv.now().UnixMilli() - p.Idle.Milliseconds()
 }
 

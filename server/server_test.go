@@ -202,49 +202,6 @@ func TestShutdownEndsBlockedReads(t *testing.T) {
 	}
 }
 
-// Commands of Redis 7.4 and 8, which the Redis 7.0 here cannot answer.
-func TestNewerCommands(t *testing.T) {
-	now := time.UnixMilli(1_700_000_000_000) // idle times stay 0
-	c := newClient(t, RunTWith(t, Options{Clock: func() time.Time { return now }}).Addr())
-	for i := 1; i <= 5; i++ {
-		c.do(t, "XADD", "s", itoa(i)+"-0", "f", itoa(i))
-	}
-	expect(t, c, `[[$"s" [[$"5-0" [$"f" $"5"]]]]]`, "XREAD", "STREAMS", "s", "+")
-	expect(t, c, `*nil`, "XREAD", "STREAMS", "missing", "+")
-	expect(t, c, `+"OK"`, "XGROUP", "CREATE", "s", "g", "0")
-	expect(t, c, `+"OK"`, "XGROUP", "CREATE", "s", "h", "2-0")
-	c.do(t, "XREADGROUP", "GROUP", "g", "c", "COUNT", "3", "STREAMS", "s", ">")
-
-	// XDELEX: 1-0 is referenced by g (pending) and not yet read by h.
-	expect(t, c, `[:2 :-1]`, "XDELEX", "s", "ACKED", "IDS", "2", "1-0", "9-0")
-	expect(t, c, `[:1]`, "XDELEX", "s", "IDS", "1", "1-0")
-	expect(t, c, `-"ERR syntax error"`, "XDELEX", "s", "FOO", "IDS", "1", "1-0")
-	expect(t, c, `-"ERR Number of IDs must be a positive integer"`, "XDELEX", "s", "IDS", "0", "1-0")
-	expect(t, c, `-"ERR The `+"`numids`"+` parameter must match the number of arguments"`, "XDELEX", "s", "IDS", "2", "1-0")
-	expect(t, c, `-"ERR Invalid stream ID specified as stream command argument"`, "XDELEX", "s", "IDS", "1", "bad")
-	expect(t, c, `[:-1]`, "XDELEX", "missing", "IDS", "1", "1-0")
-
-	// XACKDEL with DELREF drops 2-0 from every PEL.
-	expect(t, c, `[:1]`, "XACKDEL", "s", "g", "DELREF", "IDS", "1", "2-0")
-	expect(t, c, `[:2 $"1-0" $"3-0" [[$"c" $"2"]]]`, "XPENDING", "s", "g") // KEEPREF left 1-0
-	expect(t, c, `[:-1]`, "XACKDEL", "s", "nogroup", "IDS", "1", "3-0")
-
-	// XNACK gives 3-0 back to the group: the next reader gets it first.
-	expect(t, c, `:1`, "XNACK", "s", "g", "FAIL", "IDS", "1", "3-0")
-	expect(t, c, `[[$"s" [[$"3-0" [$"f" $"3"]]]]]`, "XREADGROUP", "GROUP", "g", "d", "COUNT", "1", "STREAMS", "s", ">")
-	expect(t, c, `[[$"1-0" $"c" :0 :1] [$"3-0" $"d" :0 :2]]`, "XPENDING", "s", "g", "-", "+", "10")
-	expect(t, c, `:1`, "XNACK", "s", "g", "SILENT", "IDS", "1", "3-0", "RETRYCOUNT", "7")
-	expect(t, c, `-"ERR syntax error"`, "XNACK", "s", "g", "MAYBE", "IDS", "1", "3-0")
-	expect(t, c, `-"NOGROUP No such key 's' or consumer group 'x'"`, "XNACK", "s", "x", "FAIL", "IDS", "1", "3-0")
-
-	// Trimming with ACKED keeps what a group still needs.
-	expect(t, c, `:0`, "XTRIM", "s", "MAXLEN", "0", "ACKED")
-	expect(t, c, `:3`, "XLEN", "s")
-	expect(t, c, `:3`, "XTRIM", "s", "MAXLEN", "0", "KEEPREF")
-	expect(t, c, `$"6-0"`, "XADD", "s", "DELREF", "MAXLEN", "0", "6-0", "f", "6")
-	expect(t, c, `:0`, "XLEN", "s")
-}
-
 func TestUnknownAndArity(t *testing.T) {
 	c := newClient(t, RunT(t).Addr())
 	expect(t, c, `-"ERR unknown command 'SET', with args beginning with: 'k' 'v' "`, "SET", "k", "v")

@@ -31,9 +31,10 @@ type addTrimArgs struct {
 }
 
 // parseAddTrim parses the options of XADD and XTRIM as Redis's
-// streamParseAddOrTrimArgsOrReply does.
+// streamParseAddOrTrimArgsOrReply does (Redis 8.2+ for the policies: a
+// second policy word is read as XADD's ID, or is a syntax error in XTRIM).
 func (c *conn) parseAddTrim(args [][]byte, xadd bool) (a addTrimArgs, ok bool) {
-	limitGiven := false
+	limitGiven, policyGiven := false, false
 	i := 2
 loop:
 	for ; i < len(args); i++ {
@@ -86,12 +87,12 @@ loop:
 			i++
 		case xadd && is(opt, "nomkstream"):
 			a.noMk = true
-		case is(opt, "keepref"):
-			a.trim.Policy = xstream.KeepRef
-		case is(opt, "delref"):
-			a.trim.Policy = xstream.DelRef
-		case is(opt, "acked"):
-			a.trim.Policy = xstream.Acked
+		case !policyGiven && is(opt, "keepref"):
+			a.trim.Policy, policyGiven = xstream.KeepRef, true
+		case !policyGiven && is(opt, "delref"):
+			a.trim.Policy, policyGiven = xstream.DelRef, true
+		case !policyGiven && is(opt, "acked"):
+			a.trim.Policy, policyGiven = xstream.Acked, true
 		case xadd:
 			p, ok := parseID(string(opt), 0, true, true)
 			if !ok {
@@ -339,37 +340,47 @@ func xdel(c *conn, args [][]byte) {
 	c.int(n)
 }
 
-// parsePolicyIDs parses "[KEEPREF | DELREF | ACKED] IDS numids id ..."
-// from args[i:], as XDELEX and XACKDEL take them.
-func (c *conn) parsePolicyIDs(args [][]byte, i int) (xstream.DeletePolicy, []string, bool) {
-	policy := xstream.KeepRef
-	if i < len(args) {
+// parseAckDelArgs parses what XDELEX and XACKDEL take after their key
+// (and group), from args[j:], as Redis's streamParseAckDelArgsOrReply
+// does: at most one of KEEPREF, DELREF and ACKED, and "IDS numids id ...",
+// in any order. IDs past numids are read as options. The IDs themselves
+// are checked later, and only if the key (and group) exist.
+func (c *conn) parseAckDelArgs(args [][]byte, j int) (policy xstream.DeletePolicy, ids [][]byte, ok bool) {
+	policyGiven := false
+	for j < len(args) {
+		opt := args[j]
 		switch {
-		case is(args[i], "keepref"):
-			i++
-		case is(args[i], "delref"):
-			policy = xstream.DelRef
-			i++
-		case is(args[i], "acked"):
-			policy = xstream.Acked
-			i++
+		case !policyGiven && is(opt, "keepref"):
+			policy, policyGiven = xstream.KeepRef, true
+			j++
+		case !policyGiven && is(opt, "delref"):
+			policy, policyGiven = xstream.DelRef, true
+			j++
+		case !policyGiven && is(opt, "acked"):
+			policy, policyGiven = xstream.Acked, true
+			j++
+		case is(opt, "ids") && j+1 < len(args):
+			n, valid := parseLL(args[j+1])
+			if !valid || n < 1 {
+				c.err("ERR Number of IDs must be a positive integer")
+				return 0, nil, false
+			}
+			if n > int64(len(args)-j-2) {
+				c.err("ERR The `numids` parameter must match the number of arguments")
+				return 0, nil, false
+			}
+			ids = args[j+2 : j+2+int(n)]
+			j += 2 + int(n)
+		default:
+			c.err(errSyntax)
+			return 0, nil, false
 		}
 	}
-	if i+1 >= len(args) || !is(args[i], "ids") {
-		c.err(errSyntax)
+	if ids == nil { // unreachable at XDELEX's and XACKDEL's arities, as in Redis
+		c.err("ERR IDS option is required")
 		return 0, nil, false
 	}
-	n, ok := parseLL(args[i+1])
-	if !ok || n <= 0 {
-		c.err("ERR Number of IDs must be a positive integer")
-		return 0, nil, false
-	}
-	if int64(len(args)-i-2) != n {
-		c.err("ERR The `numids` parameter must match the number of arguments")
-		return 0, nil, false
-	}
-	ids, ok := c.strictIDs(args[i+2:])
-	return policy, ids, ok
+	return policy, ids, true
 }
 
 func (c *conn) deleteResults(res []xstream.DeleteResult) {
@@ -379,22 +390,29 @@ func (c *conn) deleteResults(res []xstream.DeleteResult) {
 	}
 }
 
-func notFoundResults(n int) []xstream.DeleteResult {
-	out := make([]xstream.DeleteResult, n)
-	for i := range out {
-		out[i] = xstream.DeleteNotFound
+// notFound answers XDELEX or XACKDEL on a missing key (or group): -1 for
+// each ID, which Redis does not even parse then.
+func (c *conn) notFound(n int) {
+	c.array(n)
+	for range n {
+		c.int(int64(xstream.DeleteNotFound))
 	}
-	return out
 }
 
+// xdelex: XDELEX key [KEEPREF | DELREF | ACKED] IDS numids id [id ...]
+// (Redis 8.2).
 func xdelex(c *conn, args [][]byte) {
-	policy, ids, ok := c.parsePolicyIDs(args, 2)
+	policy, idArgs, ok := c.parseAckDelArgs(args, 2)
 	if !ok {
 		return
 	}
 	s, found := c.lookupStream(args[1])
 	if !found {
-		c.deleteResults(notFoundResults(len(ids)))
+		c.notFound(len(idArgs))
+		return
+	}
+	ids, ok := c.strictIDs(idArgs)
+	if !ok {
 		return
 	}
 	res, err := s.DeleteEx(policy, ids...)
