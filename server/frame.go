@@ -76,6 +76,9 @@ func newFrameReader(r io.Reader, max int) *frameReader {
 // if there are none, the part of one that is buffered. O(bytes); it blocks
 // reading the socket only when there is nothing to hand over.
 func (f *frameReader) Read(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
 	need := 1
 	for {
 		if f.err != nil {
