@@ -3,8 +3,6 @@ package server
 import (
 	"crypto/subtle"
 	"fmt"
-	"sort"
-	"strings"
 )
 
 // redisVersion is the Redis version the server reports (HELLO, INFO):
@@ -53,26 +51,6 @@ func init() {
 			return
 		}
 		c.ok()
-	})
-	register("command", -1, commandCmd)
-	register("command|count", 2, func(c *conn, args [][]byte) { c.int(int64(len(commands))) })
-	register("command|info", -2, func(c *conn, args [][]byte) {
-		c.array(len(args) - 2)
-		for _, a := range args[2:] {
-			if cmd := commands[strings.ToLower(string(a))]; cmd != nil {
-				c.commandInfo(cmd)
-			} else {
-				c.null()
-			}
-		}
-	})
-	register("command|docs", -2, func(c *conn, args [][]byte) { c.mapLen(0) })
-	register("command|list", -2, func(c *conn, args [][]byte) {
-		names := commandNames()
-		c.array(len(names))
-		for _, n := range names {
-			c.bulk(n)
-		}
 	})
 }
 
@@ -183,50 +161,4 @@ func hello(c *conn, args [][]byte) {
 	c.bulk("master")
 	c.bulk("modules")
 	c.array(0)
-}
-
-func commandNames() []string {
-	names := make([]string, 0, len(commands))
-	for n := range commands {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
-}
-
-func commandCmd(c *conn, args [][]byte) {
-	names := commandNames()
-	c.array(len(names))
-	for _, n := range names {
-		c.commandInfo(commands[n])
-	}
-}
-
-// commandInfo writes a command's COMMAND reply in Redis 7's shape: name,
-// arity, flags, first key, last key, key step, ACL categories, tips, key
-// specs, subcommands.
-func (c *conn) commandInfo(cmd *command) {
-	c.array(10)
-	c.bulk(cmd.name)
-	c.int(int64(cmd.arity))
-	c.setLen(0) // flags
-	first := int64(0)
-	if strings.HasPrefix(cmd.name, "x") && cmd.name != "xread" && cmd.name != "xreadgroup" && cmd.subs == nil {
-		first = 1
-	}
-	c.int(first)
-	c.int(first)
-	c.int(first)
-	c.setLen(0) // ACL categories
-	c.setLen(0) // tips
-	c.array(0)  // key specs
-	subs := make([]string, 0, len(cmd.subs))
-	for n := range cmd.subs {
-		subs = append(subs, n)
-	}
-	sort.Strings(subs)
-	c.setLen(len(subs))
-	for _, n := range subs {
-		c.commandInfo(cmd.subs[n])
-	}
 }

@@ -12,16 +12,19 @@ type command struct {
 	fn     func(c *conn, args [][]byte)
 	noAuth bool                // allowed before AUTH
 	subs   map[string]*command // subcommands of a container (XGROUP, XINFO, ...)
+	spec   *commandSpec        // what COMMAND says of it
 }
 
 var commands = map[string]*command{}
 
+// register adds a command (or "container|sub" subcommand) to the table,
+// with its entry of commandSpecs, which must exist.
 func register(name string, arity int, fn func(c *conn, args [][]byte)) *command {
-	cmd := &command{name: name, arity: arity, fn: fn}
+	cmd := &command{name: name, arity: arity, fn: fn, spec: specOf(name)}
 	if parent, sub, ok := strings.Cut(name, "|"); ok {
 		p := commands[parent]
 		if p == nil {
-			p = &command{name: parent, arity: -2}
+			p = &command{name: parent, arity: -2, spec: specOf(parent)}
 			commands[parent] = p
 		}
 		if p.subs == nil {
@@ -32,6 +35,14 @@ func register(name string, arity int, fn func(c *conn, args [][]byte)) *command 
 	}
 	commands[name] = cmd
 	return cmd
+}
+
+func specOf(name string) *commandSpec {
+	spec := commandSpecs[name]
+	if spec == nil {
+		panic("server: no commandSpecs entry for " + name)
+	}
+	return spec
 }
 
 // lookup finds the command of args, or writes Redis's error for an

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"errors"
 	"io"
-	"strconv"
 )
 
 // Errors of frameReader, with Redis's text.
@@ -13,12 +12,16 @@ var (
 	errRequestTooLarge = errors.New("request too large")
 	errBulkLength      = errors.New("Protocol error: invalid bulk length")
 	errMultibulkLength = errors.New("Protocol error: invalid multibulk length")
+	errInlineTooBig    = errors.New("Protocol error: too big inline request")
 )
 
 const (
 	maxBulkLen      = 512 << 20 // Redis's proto-max-bulk-len
 	maxMultibulkLen = 1<<31 - 1
 	maxHeaderLine   = 32
+	// maxInline is Redis's PROTO_INLINE_MAX_SIZE: an inline request
+	// whose line (without its CR LF) is longer is refused.
+	maxInline = 64 << 10
 )
 
 // Scanner states.
@@ -33,11 +36,17 @@ const (
 
 // frameReader reads a client's input for redcon's parser. It follows the
 // framing of the requests (headers and bulk lengths, not their contents)
-// so that it can refuse, before buffering them, a bulk length Redis
-// refuses or a request over max bytes; and it hands over whole requests
-// whenever it can (at most readChunk bytes at a time), so that the parser
-// does not keep bytes already parsed and its buffer stays about the size
-// of one request.
+// so that it can refuse, before buffering them, a length Redis refuses, an
+// inline request over Redis's 64 KiB or a request over max bytes; it drops
+// the empty requests Redis ignores (*0, *-1 and empty lines), which the
+// parser would refuse; and it hands over whole requests whenever it can
+// (at most readChunk bytes at a time), so that the parser does not keep
+// bytes already parsed and its buffer stays about the size of one
+// request.
+//
+// An inline request is handed over alone, in reads of its own: the parser
+// drops the requests it parsed in the same pass as one it refuses (for
+// unbalanced quotes), and Redis answers them.
 type frameReader struct {
 	br   *bufio.Reader
 	max  int
@@ -45,54 +54,114 @@ type frameReader struct {
 	scan frameScan
 }
 
-// frameScan is where the scan of the input stands.
+// frameScan is where the scan of the input stands. It is a value: a copy
+// scans on without changing the original.
 type frameScan struct {
 	state int
-	line  []byte // the header line read so far
-	left  int    // arguments left in the request (stBulk, stBody)
-	skip  int    // payload bytes left (stBody)
-	size  int    // bytes of the current request
+	line  [maxHeaderLine]byte // the start of a header line cut by a read
+	nline int                 // bytes in line
+	left  int                 // arguments left in the request (stBulk, stBody)
+	skip  int                 // payload bytes left (stBody)
+	size  int                 // bytes of the current request
+	first byte                // the request's first byte
+	cr    bool                // the inline request's last byte so far is a CR
+	empty bool                // the request that just ended is empty (stStart)
 }
 
 func newFrameReader(r io.Reader, max int) *frameReader {
 	return &frameReader{br: bufio.NewReaderSize(r, readChunk), max: max}
 }
 
-// Read hands over the whole requests buffered, or if there are none, the
-// part of one that is buffered. O(bytes); it blocks reading the socket
-// only when nothing is buffered.
+// Read hands over the whole requests buffered, without the empty ones, or
+// if there are none, the part of one that is buffered. O(bytes); it blocks
+// reading the socket only when there is nothing to hand over.
 func (f *frameReader) Read(p []byte) (int, error) {
-	if f.err != nil {
-		return 0, f.err
+	if len(p) == 0 {
+		return 0, nil
 	}
-	if f.br.Buffered() == 0 {
-		if _, err := f.br.Peek(1); err != nil {
-			return 0, err
+	need := 1
+	for {
+		if f.err != nil {
+			return 0, f.err
+		}
+		if f.br.Buffered() < need {
+			if _, err := f.br.Peek(need); err != nil {
+				return 0, err
+			}
+		}
+		n, held, err := f.fill(p)
+		if n > 0 || err != nil {
+			return n, err
+		}
+		need = 1
+		if held {
+			// The start of a request whose header is not complete:
+			// it may still be an empty request.
+			need = f.br.Buffered() + 1
 		}
 	}
-	buf, _ := f.br.Peek(min(len(p), f.br.Buffered()))
+}
+
+// fill does Read's work on what is buffered. It returns 0 when it only
+// dropped empty requests, or when held, when what is buffered is the
+// start of a request that may yet be empty.
+func (f *frameReader) fill(p []byte) (n int, held bool, err error) {
+	buf, _ := f.br.Peek(f.br.Buffered())
 	s := f.scan
-	s.line = append([]byte(nil), s.line...)
-	n, at := -1, s
-	var err error
-	for i := 0; i < len(buf) && err == nil; {
-		i, err = s.step(buf, i, f.max)
-		if err == nil && s.state == stStart {
-			n, at = i, s
+	w, seg := 0, 0  // bytes put in p; start of the bytes not yet put in p nor dropped
+	end, at := 0, s // end of the last request taken or dropped, and the scan there
+	req, full := 0, false
+	i := 0
+	for i < len(buf) {
+		if s.state == stStart {
+			req = i
 		}
+		if i, err = s.step(buf, i, f.max); err != nil {
+			break
+		}
+		if s.state != stStart {
+			continue
+		}
+		if s.empty {
+			w += copy(p[w:], buf[seg:req])
+			seg, end, n, at = i, i, w, s
+			continue
+		}
+		if w+i-seg > len(p) {
+			full = true
+			break
+		}
+		if s.first != '*' { // inline: alone in its read
+			if n == 0 {
+				end, n, at = i, w+i-seg, s
+			}
+			break
+		}
+		end, n, at = i, w+i-seg, s
 	}
 	if err != nil {
 		f.err = err
-		if n < 0 {
-			return 0, err
+	} else if end == 0 {
+		// No whole request: hand over the start of the one under way,
+		// unless it may be empty (a request that started in this buffer
+		// with its header not complete).
+		if !full && f.scan.state == stStart && (s.state == stArray || s.state == stInline && s.size == 1 && s.cr) {
+			return 0, true, nil
 		}
-	} else if n < 0 {
-		n, at = len(buf), s
+		end = min(len(buf), len(p))
+		at = f.scan
+		for j := 0; j < end; {
+			j, _ = at.step(buf[:end], j, f.max)
+		}
+		n = end
 	}
-	copy(p, buf[:n])
-	f.br.Discard(n)
+	copy(p[w:], buf[seg:end])
+	f.br.Discard(end)
 	f.scan = at
-	return n, nil
+	if n == 0 && err != nil {
+		return 0, false, err
+	}
+	return n, false, nil
 }
 
 // step scans buf from i, stopping at the end of a header line, payload or
@@ -101,51 +170,58 @@ func (f *frameScan) step(buf []byte, i, max int) (int, error) {
 	start := i
 	switch f.state {
 	case stStart:
-		f.size = 0
+		f.size, f.empty, f.first, f.nline, f.cr = 0, false, buf[i], 0, false
 		if buf[i] == '*' {
-			f.state, f.line = stArray, f.line[:0]
+			f.state = stArray
 			i++
 		} else {
 			f.state = stInline
 		}
 	case stArray, stBulk:
+		if f.state == stBulk && f.nline == 0 && buf[i] != '$' {
+			f.state = stOpaque // the parser says what it expected
+			i = len(buf)
+			break
+		}
 		j := bytes.IndexByte(buf[i:], '\n')
 		end := len(buf)
 		if j >= 0 {
 			end = i + j
 		}
-		f.line = append(f.line, buf[i:end]...)
-		if len(f.line) > maxHeaderLine {
-			if f.state == stArray {
-				return end, errMultibulkLength
-			}
-			return end, errBulkLength
+		if f.nline+end-i > maxHeaderLine {
+			return end, f.headerError()
+		}
+		var line []byte
+		if j >= 0 && f.nline == 0 {
+			line = buf[i:end] // the whole line is here: no copy
+		} else {
+			f.nline += copy(f.line[f.nline:], buf[i:end])
+			line = f.line[:f.nline]
 		}
 		if j < 0 {
 			i = end
 			break
 		}
 		i = end + 1
-		line := bytes.TrimSuffix(f.line, []byte{'\r'})
-		f.line = f.line[:0]
+		f.nline = 0
+		if len(line) == 0 || line[len(line)-1] != '\r' {
+			return i, f.headerError()
+		}
+		line = line[:len(line)-1]
 		if f.state == stArray {
-			v, err := strconv.ParseInt(string(line), 10, 64)
+			v, ok := parseLL(line)
 			switch {
-			case err != nil || v > maxMultibulkLen:
+			case !ok || v > maxMultibulkLen:
 				return i, errMultibulkLength
 			case v <= 0:
-				f.state = stStart // empty request: the parser judges it
+				f.state, f.empty = stStart, true // Redis ignores it
 			default:
 				f.left, f.state = int(v), stBulk
 			}
 			break
 		}
-		if len(line) == 0 || line[0] != '$' {
-			f.state = stOpaque
-			break
-		}
-		v, err := strconv.ParseInt(string(line[1:]), 10, 64)
-		if err != nil || v < 0 || v > int64(maxBulkLen) {
+		v, ok := parseLL(line[1:])
+		if !ok || v < 0 || v > int64(maxBulkLen) {
 			return i, errBulkLength
 		}
 		if int(v) > max-f.size {
@@ -165,11 +241,25 @@ func (f *frameScan) step(buf []byte, i, max int) (int, error) {
 		}
 	case stInline:
 		j := bytes.IndexByte(buf[i:], '\n')
-		if j < 0 {
-			i = len(buf)
-		} else {
-			i += j + 1
+		nl := j >= 0
+		if !nl {
+			j = len(buf) - i
+		}
+		// The line so far, without a CR that may end it.
+		cr := j > 0 && buf[i+j-1] == '\r' || j == 0 && f.cr
+		line := f.size + j
+		if cr {
+			line--
+		}
+		if line > maxInline {
+			return i + j, errInlineTooBig
+		}
+		i += j
+		f.cr = cr
+		if nl {
+			i++
 			f.state = stStart
+			f.empty = line == 0
 		}
 	case stOpaque:
 		i = len(buf)
@@ -179,4 +269,13 @@ func (f *frameScan) step(buf []byte, i, max int) (int, error) {
 		return i, errRequestTooLarge
 	}
 	return i, nil
+}
+
+// headerError is the error for a bad header line in state stArray or
+// stBulk.
+func (f *frameScan) headerError() error {
+	if f.state == stArray {
+		return errMultibulkLength
+	}
+	return errBulkLength
 }

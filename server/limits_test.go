@@ -49,7 +49,7 @@ func (f *feedConn) Read(p []byte) (int, error) {
 			off := (f.read - len(f.head)) % len(f.rep)
 			src = f.rep[off:]
 		}
-		k := copy(p[n:], src)
+		k := copy(p[n:min(len(p), n+f.total-f.read)], src)
 		n += k
 		f.read += k
 	}
