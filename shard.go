@@ -258,8 +258,8 @@ func (ss *ShardedStream) publishLocked() {
 }
 
 // add appends a record with an auto ID to the shard's stream, as
-// Stream.Add does (and waking readers as it does), unless the shard was sealed by a reshard: then it
-// reports false and adds nothing.
+// Stream.Add does (and waking readers as it does), unless the shard was
+// sealed by a reshard: then it reports false and adds nothing.
 func (sh *shard) add(fields []Field) (ID, bool, error) {
 	s := sh.s
 	nowMs := s.cfg.idMs()
@@ -271,13 +271,9 @@ func (sh *shard) add(fields []Field) (ID, bool, error) {
 	if s.lastID == MaxID {
 		return ID{}, true, errorf(ErrStreamExhausted, "shard %s: last ID is %s", sh.id, s.lastID)
 	}
-	id := ID{nowMs, 0}
-	if nowMs <= s.lastID.Ms {
-		id, _ = s.lastID.Next()
-	}
+	id := s.autoIDLocked(nowMs)
 	s.appendLocked(id, fields)
-	s.serveGroupWaitersLocked()
-	s.waiters.wake()
+	s.notifyLocked()
 	return id, true, nil
 }
 

@@ -189,11 +189,7 @@ func (s *Stream) add(args AddArgs, fields []Field, inDB bool) (ID, error) {
 	var id ID
 	switch {
 	case !explicit:
-		if nowMs > s.lastID.Ms {
-			id = ID{nowMs, 0}
-		} else {
-			id, _ = s.lastID.Next()
-		}
+		id = s.autoIDLocked(nowMs)
 	case seqGiven:
 		id = want
 	case want.Ms == s.lastID.Ms:
@@ -211,9 +207,26 @@ func (s *Stream) add(args AddArgs, fields []Field, inDB bool) (ID, error) {
 	if trim.strategy != TrimNone {
 		s.trimLocked(trim)
 	}
+	s.notifyLocked()
+	return id, nil
+}
+
+// autoIDLocked returns the ID an auto-ID Add made at nowMs gives: nowMs-0,
+// or the next after the last ID when the clock has not passed it. The
+// caller has checked that the last ID is not MaxID.
+func (s *Stream) autoIDLocked(nowMs uint64) ID {
+	if nowMs > s.lastID.Ms {
+		return ID{nowMs, 0}
+	}
+	id, _ := s.lastID.Next()
+	return id
+}
+
+// notifyLocked serves the readers waiting for new entries: blocked group
+// reads first, in order, then plain reads.
+func (s *Stream) notifyLocked() {
 	s.serveGroupWaitersLocked()
 	s.waiters.wake()
-	return id, nil
 }
 
 // appendLocked stores an entry; id is greater than every stored ID.
