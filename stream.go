@@ -3,6 +3,7 @@ package xstream
 import (
 	"errors"
 	"math"
+	"strings"
 	"sync"
 	"time"
 
@@ -249,7 +250,7 @@ func (s *Stream) appendLocked(id ID, fields []Field) {
 		s.open = tail
 		names := make([]string, len(fields))
 		for i, f := range fields {
-			names[i] = f.Name
+			names[i] = strings.Clone(f.Name) // not a part of a caller's larger string
 		}
 		s.openNames = names
 		msd, seq, same = 0, 0, true

@@ -6,7 +6,10 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
+
+	"github.com/xstreamgo/xstream"
 )
 
 // Blocking commands, compared with a real Redis. A test waits until both
@@ -234,4 +237,74 @@ func TestPipelineBehindBlockedReads(t *testing.T) {
 			t.Fatalf("got %v (%v), want %s", r, err, w)
 		}
 	}
+}
+
+// blockedFeed runs a connection of a new server, with a stream "s" of one
+// entry, on input in a synctest bubble. Once every goroutine is blocked it
+// calls check with the stream and what was written so far, then adds an
+// entry, and once all are blocked again calls check once more.
+func blockedFeed(t *testing.T, input string, check func(t *testing.T, s *xstream.Stream, written string, added bool)) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFeedConn(input, "-", len(input))
+		f.record = true
+		f.done = make(chan struct{})
+		srv := New(Options{})
+		s := srv.DB(0).Stream("s")
+		s.Add(xstream.AddArgs{ID: "1-1"}, xstream.Field{Name: "f", Value: "v"})
+		c := newConn(srv, f)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			c.serve()
+		}()
+		written := func() string {
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			return f.out.String()
+		}
+		synctest.Wait()
+		check(t, s, written(), false)
+		s.Add(xstream.AddArgs{ID: "2-1"}, xstream.Field{Name: "f", Value: "v"})
+		synctest.Wait()
+		check(t, s, written(), true)
+		f.Close()
+		srv.cancel()
+		<-done
+	})
+}
+
+// The replies of commands pipelined before a blocking read go out before
+// it blocks, as with Redis.
+func TestRepliesBeforeBlockGoOut(t *testing.T) {
+	// In RESP, so that the requests reach the connection together.
+	in := resp("PING") + resp("ECHO", "x") + resp("XREAD", "BLOCK", "0", "STREAMS", "s", "$") + resp("PING")
+	blockedFeed(t, in, func(t *testing.T, s *xstream.Stream, written string, added bool) {
+		want := "+PONG\r\n$1\r\nx\r\n"
+		if added {
+			want += "*1\r\n*2\r\n$1\r\ns\r\n*1\r\n*2\r\n$3\r\n2-1\r\n*2\r\n$1\r\nf\r\n$1\r\nv\r\n+PONG\r\n"
+		} else if s.Blocked() != 1 {
+			t.Fatalf("the read is not blocked")
+		}
+		if written != want {
+			t.Fatalf("written %q, want %q", written, want)
+		}
+	})
+}
+
+// A malformed request pipelined behind a blocked read does not end the
+// read (Redis does not read a blocked client's requests); it is answered
+// once the read is served, and the connection closes.
+func TestProtocolErrorBehindBlockedRead(t *testing.T) {
+	in := resp("XREAD", "BLOCK", "0", "STREAMS", "s", "$") + resp("PING") + "*1\r\n$x\r\n"
+	blockedFeed(t, in, func(t *testing.T, s *xstream.Stream, written string, added bool) {
+		want := ""
+		if added {
+			want = "*1\r\n*2\r\n$1\r\ns\r\n*1\r\n*2\r\n$3\r\n2-1\r\n*2\r\n$1\r\nf\r\n$1\r\nv\r\n+PONG\r\n-ERR Protocol error: invalid bulk length\r\n"
+		} else if s.Blocked() != 1 {
+			t.Fatalf("the read no longer waits")
+		}
+		if written != want {
+			t.Fatalf("written %q, want %q", written, want)
+		}
+	})
 }

@@ -238,6 +238,13 @@ func (c *conn) more() bool { return len(c.batch) > 0 || c.ahead.len() > 0 }
 // interrupts its read with a past deadline and waits for it, so the
 // reader has one user at a time.
 func (c *conn) watch() (stop func()) {
+	// The replies of the commands before this one go out now, not after
+	// the wait, as Redis writes them before it blocks the client.
+	if c.writeErr == nil && c.replyStart > 0 {
+		_, c.writeErr = c.nc.Write(c.out[:c.replyStart])
+	}
+	c.out = append(c.out[:0], c.out[c.replyStart:]...)
+	c.replyStart = 0
 	c.ahead.setRelease(false)
 	var stopping atomic.Bool
 	done := make(chan struct{})
@@ -257,7 +264,12 @@ func (c *conn) watch() (stop func()) {
 					return
 				}
 				c.readErr = err
-				c.cancel()
+				// The client went away: end the wait. A protocol error
+				// does not end it (Redis does not read a blocked client's
+				// requests); it is answered after the commands before it.
+				if errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) || isNetError(err) {
+					c.cancel()
+				}
 			}
 		}
 	}()
@@ -279,11 +291,16 @@ func (c *conn) run(args [][]byte) {
 		return
 	}
 	c.dispatch(args)
+	start = c.replyStart // moved if the command flushed before blocking
 	if len(c.out)-start > c.srv.opts.MaxReplyBytes {
 		c.out = c.out[:start]
 		c.out = redcon.AppendError(c.out, fmt.Sprintf("ERR reply exceeds the output limit of %d bytes", c.srv.opts.MaxReplyBytes))
 	}
 }
+
+// maxKeptScratch is the largest scratch buffer a connection keeps
+// between commands.
+const maxKeptScratch = 64 << 10
 
 // flushBytes is how many bytes of replies a connection gathers before it
 // writes them while more pipelined commands wait.

@@ -68,9 +68,15 @@ func (c *conn) lookup(args [][]byte) *command {
 	return cmd
 }
 
+// maxNameLen is longer than any command or subcommand name.
+const maxNameLen = 32
+
 // lower returns b in lower case (ASCII), in a buffer of c's that the next
 // call reuses.
 func (c *conn) lower(b []byte) []byte {
+	if len(b) > maxNameLen {
+		return b // no command is this long: the lookup fails as it should
+	}
 	c.lowerBuf = append(c.lowerBuf[:0], b...)
 	for i, ch := range c.lowerBuf {
 		if 'A' <= ch && ch <= 'Z' {

@@ -2,7 +2,9 @@ package server
 
 import (
 	"bufio"
+	"bytes"
 	"net"
+	"os"
 	"runtime"
 	"strings"
 	"sync"
@@ -21,8 +23,12 @@ type feedConn struct {
 	mu      sync.Mutex
 	read    int
 	written int
+	record  bool         // keep what is written in out
+	out     bytes.Buffer // with record
 	closed  bool
 	done    chan struct{}
+	expired bool          // a past read deadline is set
+	wake    chan struct{} // closed when a past read deadline is set
 }
 
 func newFeedConn(head, rep string, total int) *feedConn {
@@ -36,9 +42,21 @@ func (f *feedConn) Read(p []byte) (int, error) {
 		return 0, net.ErrClosed
 	}
 	if f.read >= f.total {
+		if f.expired {
+			f.mu.Unlock()
+			return 0, os.ErrDeadlineExceeded
+		}
+		if f.wake == nil {
+			f.wake = make(chan struct{})
+		}
+		wake := f.wake
 		f.mu.Unlock()
-		<-f.done
-		return 0, net.ErrClosed
+		select {
+		case <-f.done:
+			return 0, net.ErrClosed
+		case <-wake:
+			return 0, os.ErrDeadlineExceeded
+		}
 	}
 	n := 0
 	for n < len(p) && f.read < f.total {
@@ -64,6 +82,9 @@ func (f *feedConn) Write(p []byte) (int, error) {
 		return 0, net.ErrClosed
 	}
 	f.written += len(p)
+	if f.record {
+		f.out.Write(p)
+	}
 	return len(p), nil
 }
 
@@ -83,10 +104,22 @@ func (f *feedConn) bytesRead() int {
 	return f.read
 }
 
-func (f *feedConn) LocalAddr() net.Addr              { return &net.TCPAddr{} }
-func (f *feedConn) RemoteAddr() net.Addr             { return &net.TCPAddr{} }
-func (f *feedConn) SetDeadline(time.Time) error      { return nil }
-func (f *feedConn) SetReadDeadline(time.Time) error  { return nil }
+func (f *feedConn) LocalAddr() net.Addr         { return &net.TCPAddr{} }
+func (f *feedConn) RemoteAddr() net.Addr        { return &net.TCPAddr{} }
+func (f *feedConn) SetDeadline(time.Time) error { return nil }
+
+// SetReadDeadline supports what the server does: a past deadline to end
+// a read, and the zero time to clear it.
+func (f *feedConn) SetReadDeadline(t time.Time) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.expired = !t.IsZero() && !t.After(time.Now())
+	if f.expired && f.wake != nil {
+		close(f.wake)
+		f.wake = nil
+	}
+	return nil
+}
 func (f *feedConn) SetWriteDeadline(time.Time) error { return nil }
 
 // heapInUse is the live heap after a collection.

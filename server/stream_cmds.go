@@ -178,8 +178,11 @@ func (c *conn) fieldArgs(args [][]byte) []xstream.Field {
 	for _, a := range args {
 		buf = append(buf, a...)
 	}
-	c.scratch = buf
 	all := string(buf)
+	if cap(buf) > maxKeptScratch {
+		buf = nil // do not keep the buffer of one huge request
+	}
+	c.scratch = buf
 	c.fields = c.fields[:0]
 	for i := 0; i+1 < len(args); i += 2 {
 		n, v := len(args[i]), len(args[i+1])
@@ -278,8 +281,11 @@ func (c *conn) rangeReply(s *xstream.Stream, lo, hi xstream.ID, count int, rev b
 		}
 		for _, e := range es {
 			c.entry(e)
+			n++
+			if c.replyFull() {
+				break
+			}
 		}
-		n += len(es)
 		if len(es) < want || n == count || c.replyFull() {
 			break
 		}
