@@ -1,12 +1,14 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -37,10 +39,12 @@ type conn struct {
 	cancel   context.CancelFunc
 	clientID int64
 
-	rd      *redcon.Reader
-	batch   []redcon.Command // parsed and not yet run, before ahead
-	ahead   *requestQueue    // read by the watcher while a command blocked
-	readErr error            // what ended the input, once seen
+	fr      *frameReader
+	in      []byte        // input read from fr; in[pos:] is not parsed yet
+	pos     int           //
+	argv    [][]byte      // reused for the arguments of each request
+	ahead   *requestQueue // read by the watcher while a command blocked
+	readErr error         // what ended the input, once seen
 
 	db     int
 	resp   int // protocol version of the replies: 2, or 3 after HELLO 3
@@ -71,23 +75,19 @@ func (c *conn) replyFull() bool {
 	return len(c.out)-c.replyStart > c.srv.opts.MaxReplyBytes
 }
 
+// request is a request the watcher read, with its own copy of its
+// arguments.
 type request struct {
 	args [][]byte
-	size int // memory held: see requestCost
+	size int // memory held: the arguments, 24 bytes per argument and 64
 }
-
-// requestCost is the memory a parsed request holds: its wire bytes (the
-// arguments point into a copy of them), a slice header per argument, and
-// the Command and request around them.
-func requestCost(raw []byte, args [][]byte) int { return len(raw) + 24*len(args) + 64 }
 
 // maxQueueBytes bounds the memory of the requests read ahead of the one
 // running (see requestQueue), whatever MaxRequestBytes is.
 const maxQueueBytes = 4 << 20
 
-// readChunk bounds one read from the socket, so that the parser never
-// holds more than one request plus readChunk bytes of parsed requests
-// that are not yet in the queue.
+// readChunk bounds one read from the socket, so that a connection's input
+// buffer holds at most one request plus readChunk bytes of requests.
 const readChunk = 64 << 10
 
 // requestQueue holds the commands the watcher read while a command
@@ -135,12 +135,6 @@ func (q *requestQueue) pop() (request, bool) {
 	return r, true
 }
 
-func (q *requestQueue) len() int {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	return len(q.items)
-}
-
 // setRelease lets push stop waiting (true), or makes it wait again.
 func (q *requestQueue) setRelease(v bool) {
 	q.mu.Lock()
@@ -166,7 +160,7 @@ func (c *conn) stopReading() {
 }
 
 func (c *conn) serve() {
-	c.rd = redcon.NewReader(newFrameReader(c.nc, c.srv.opts.MaxRequestBytes))
+	c.fr = newFrameReader(c.nc, c.srv.opts.MaxRequestBytes)
 	c.ahead = newRequestQueue(min(c.srv.opts.MaxRequestBytes, maxQueueBytes))
 	for {
 		args, err := c.next()
@@ -190,7 +184,7 @@ func (c *conn) serve() {
 			c.flush()
 			break
 		}
-		if !c.more() || len(c.out) > flushBytes {
+		if len(c.out) > flushBytes {
 			if c.flush() != nil {
 				break
 			}
@@ -205,31 +199,113 @@ func isNetError(err error) bool {
 	return errors.As(err, &ne)
 }
 
-// next returns the next command's arguments: those already parsed first,
-// then those the watcher queued, then it reads the socket. Its error is
-// what ended the input (io.EOF, a network or a protocol error), once the
-// commands before it have run.
+// next returns the next command's arguments: first those the watcher
+// queued, then those parsed from the input, reading the socket when no
+// whole request is buffered (after writing the replies gathered so far).
+// Its error is what ended the input (io.EOF, a network or a protocol
+// error), once the commands before it have run. The arguments are valid
+// until the next call.
 func (c *conn) next() ([][]byte, error) {
-	for {
-		if len(c.batch) > 0 {
-			cmd := c.batch[0]
-			c.batch[0] = redcon.Command{}
-			c.batch = c.batch[1:]
-			return cmd.Args, nil
-		}
-		if r, ok := c.ahead.pop(); ok {
-			return r.args, nil
-		}
-		if c.readErr != nil {
-			return nil, c.readErr
-		}
-		c.batch, c.readErr = c.rd.ReadCommands()
+	if r, ok := c.ahead.pop(); ok {
+		return r.args, nil
 	}
+	for c.readErr == nil {
+		args, ok, err := c.parse()
+		if err != nil {
+			c.readErr = err
+			break
+		}
+		if ok {
+			return args, nil
+		}
+		if c.flush() != nil {
+			return nil, c.writeErr
+		}
+		c.readErr = c.fill()
+	}
+	return nil, c.readErr
 }
 
-// more reports whether commands are waiting that need no read from the
-// socket, so that their replies can go out in one write.
-func (c *conn) more() bool { return len(c.batch) > 0 || c.ahead.len() > 0 }
+// parse returns the next whole request of the input and moves past it,
+// or false when the input holds no whole request. redcon parses it:
+// requests in RESP into c.argv, without copying (the arguments point into
+// c.in), inline ones (a line of words, as typed in telnet) with their own
+// copies.
+func (c *conn) parse() (args [][]byte, ok bool, err error) {
+	for c.pos < len(c.in) {
+		b := c.in[c.pos:]
+		if b[0] != '*' {
+			end := bytes.IndexByte(b, '\n')
+			if end < 0 {
+				return nil, false, nil
+			}
+			c.pos += end + 1
+			line := b[:end+1]
+			if len(bytes.Trim(line, " \r\n")) == 0 {
+				continue // no words: Redis ignores it
+			}
+			cmd, err := redcon.Parse(line)
+			if err != nil {
+				return nil, false, err
+			}
+			return cmd.Args, true, nil
+		}
+		complete, args, _, rest, err := redcon.ReadNextCommand(b, c.argv[:0])
+		if err != nil {
+			return nil, false, err
+		}
+		if !complete {
+			return nil, false, nil
+		}
+		c.argv = args
+		c.pos = len(c.in) - len(rest)
+		if len(args) > 0 {
+			return args, true, nil
+		}
+	}
+	return nil, false, nil
+}
+
+// inChunk is the least room fill makes for a read.
+const inChunk = 16 << 10
+
+// fill reads more input into c.in, first moving what is not parsed yet to
+// its start (so the arguments of earlier requests are no longer valid) and
+// growing it when full. The frame reader hands over at most one request
+// beyond what is parsed, so c.in stays about the size of the largest
+// request.
+func (c *conn) fill() error {
+	rest := len(c.in) - c.pos
+	if rest == 0 && cap(c.in) > 4*readChunk {
+		c.in = nil // do not keep the buffer of one huge request
+	}
+	if c.pos > 0 {
+		copy(c.in, c.in[c.pos:])
+		c.in, c.pos = c.in[:rest], 0
+	}
+	if cap(c.in)-len(c.in) < inChunk {
+		c.in = slices.Grow(c.in, max(inChunk, len(c.in)))
+	}
+	n, err := c.fr.Read(c.in[len(c.in):cap(c.in)])
+	c.in = c.in[:len(c.in)+n]
+	return err
+}
+
+// owned returns a request holding copies of args, which point into c.in.
+func owned(args [][]byte) request {
+	n := 0
+	for _, a := range args {
+		n += len(a)
+	}
+	buf := make([]byte, n)
+	r := request{args: make([][]byte, len(args)), size: n + 24*len(args) + 64}
+	for i, a := range args {
+		r.args[i] = buf[:len(a):len(a)]
+		copy(r.args[i], a)
+		buf = buf[len(a):]
+	}
+	return r
+}
 
 // watch starts the watcher for a command about to block and returns the
 // function that stops it, which the command calls when its wait ends. The
@@ -245,21 +321,25 @@ func (c *conn) watch() (stop func()) {
 	}
 	c.out = append(c.out[:0], c.out[c.replyStart:]...)
 	c.replyStart = 0
+	// The blocked command's arguments point into c.in and c.argv: the
+	// watcher reads into copies, so that they stay as they are.
+	c.in, c.pos, c.argv = append([]byte(nil), c.in[c.pos:]...), 0, nil
 	c.ahead.setRelease(false)
 	var stopping atomic.Bool
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		for _, cmd := range c.batch {
-			c.ahead.push(request{args: cmd.Args, size: requestCost(cmd.Raw, cmd.Args)})
-		}
-		c.batch = nil
 		for c.readErr == nil {
-			cmds, err := c.rd.ReadCommands()
-			for _, cmd := range cmds {
-				c.ahead.push(request{args: cmd.Args, size: requestCost(cmd.Raw, cmd.Args)})
-			}
+			args, ok, err := c.parse()
 			if err != nil {
+				c.readErr = err // answered after the queued requests
+				return
+			}
+			if ok {
+				c.ahead.push(owned(args))
+				continue
+			}
+			if err := c.fill(); err != nil {
 				if stopping.Load() && errors.Is(err, os.ErrDeadlineExceeded) {
 					return
 				}
