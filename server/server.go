@@ -1,11 +1,3 @@
-// Package server serves xstream streams over the Redis protocol (RESP2), so
-// that programs using a Redis client (go-redis, rueidis, redis-cli) can use
-// xstream unchanged: as an in-process fake of Redis Streams in their tests
-// (see RunT) or as a small stream broker (see cmd/xstream-server).
-//
-// A Server holds 16 databases (SELECT 0..15), each an xstream.DB, and
-// answers the stream commands of Redis 7 and 8 with Redis's replies and
-// error strings. The README lists the commands and every known difference.
 package server
 
 import (

@@ -1,0 +1,39 @@
+// Package server serves xstream streams over the Redis protocol (RESP2, and
+// RESP3 after HELLO 3), so that programs using a Redis client (go-redis,
+// rueidis, redis-cli) can use xstream unchanged: as an in-process fake of
+// Redis Streams in their tests, or as a small stream broker.
+//
+// # Tour
+//
+// In a test, RunT starts a server on a free loopback port and closes it
+// when the test ends:
+//
+//	srv := server.RunT(t)
+//	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+//
+// RunTWith does the same with Options: a password, limits on requests,
+// replies, transactions and clients, and a clock for deterministic auto
+// IDs and idle times. Server.DB gives the xstream.DB behind a database, to
+// set up or inspect streams directly.
+//
+// As a broker, New and Start listen on Options.Addr (127.0.0.1:6379 for the
+// xstream-server command in cmd/xstream-server); Shutdown stops reading new
+// commands, ends blocked reads, lets the commands already received finish
+// and closes the connections; Close does so with a grace period.
+//
+// A Server holds 16 databases (SELECT 0..15), each an xstream.DB, and
+// answers the stream commands of Redis 7 and 8 with Redis's replies and
+// error strings, checked against a real redis-server by the package's
+// differential tests. The README lists the commands and every known
+// difference.
+//
+// # Connections
+//
+// Each connection reads, runs and answers its commands on one goroutine,
+// in order, as Redis's event loop does for each client; replies to
+// pipelined commands go out together. A blocking XREAD or XREADGROUP holds
+// only its own connection: while it waits, a second goroutine reads on
+// (up to a bound) so that the connection notices its client going away,
+// which ends the wait and leaves nothing behind. Requests are parsed by
+// github.com/tidwall/redcon.
+package server
