@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"io"
 	"net"
 	"strconv"
@@ -69,6 +70,8 @@ type memConn struct {
 	off     int
 	left    int
 	written int
+	keep    bool         // keep what is written in out
+	out     bytes.Buffer // with keep
 }
 
 func (m *memConn) Read(p []byte) (int, error) {
@@ -85,7 +88,13 @@ func (m *memConn) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-func (m *memConn) Write(p []byte) (int, error)      { m.written += len(p); return len(p), nil }
+func (m *memConn) Write(p []byte) (int, error) {
+	m.written += len(p)
+	if m.keep {
+		m.out.Write(p)
+	}
+	return len(p), nil
+}
 func (m *memConn) Close() error                     { return nil }
 func (m *memConn) LocalAddr() net.Addr              { return &net.TCPAddr{} }
 func (m *memConn) RemoteAddr() net.Addr             { return &net.TCPAddr{} }
