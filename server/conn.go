@@ -277,7 +277,7 @@ const inChunk = 16 << 10
 func (c *conn) fill() error {
 	rest := len(c.in) - c.pos
 	if rest == 0 && cap(c.in) > 4*readChunk {
-		c.in = nil // do not keep the buffer of one huge request
+		c.in, c.pos = nil, 0 // do not keep the buffer of one huge request
 	}
 	if c.pos > 0 {
 		copy(c.in, c.in[c.pos:])

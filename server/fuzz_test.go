@@ -93,3 +93,16 @@ func TestConnInputCutAnywhere(t *testing.T) {
 }
 
 var _ io.Reader = (*chunkConn)(nil)
+
+// A request larger than the input buffer grows it; the buffer is dropped
+// once the big request has run, and the requests after it are served.
+func TestConnBigRequest(t *testing.T) {
+	big := strings.Repeat("b", 300<<10)
+	in := resp("ECHO", big) + resp("PING") + resp("ECHO", big) + "PING\r\n"
+	want := "$" + itoa(len(big)) + "\r\n" + big + "\r\n+PONG\r\n" + "$" + itoa(len(big)) + "\r\n" + big + "\r\n+PONG\r\n"
+	for _, chunks := range [][]int{nil, {1000, 70000, 5, 300000}} {
+		if got := serveInput(in, chunks); got != want {
+			t.Fatalf("cut %v: got %d bytes, want %d", chunks, len(got), len(want))
+		}
+	}
+}
