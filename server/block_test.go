@@ -308,3 +308,31 @@ func TestProtocolErrorBehindBlockedRead(t *testing.T) {
 		}
 	})
 }
+
+// After a malformed request behind a blocked read, the connection still
+// notices its client going away, which ends the read.
+func TestDisconnectAfterProtocolErrorEndsBlock(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		in := resp("XREAD", "BLOCK", "0", "STREAMS", "s", "$") + "*1\r\n$x\r\n"
+		f := newFeedConn(in, "-", len(in))
+		f.done = make(chan struct{})
+		srv := New(Options{})
+		s := srv.DB(0).Stream("s")
+		c := newConn(srv, f)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			c.serve()
+		}()
+		synctest.Wait()
+		if s.Blocked() != 1 {
+			t.Fatal("the read is not blocked")
+		}
+		f.Close()
+		<-done // serve returns: the read ended
+		if s.Blocked() != 0 {
+			t.Fatal("the read is still registered")
+		}
+		srv.cancel()
+	})
+}

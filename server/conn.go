@@ -250,14 +250,16 @@ func (c *conn) parse() (args [][]byte, ok bool, err error) {
 			}
 			return cmd.Args, true, nil
 		}
+		// frame.go has refused the bulk lengths ReadNextCommand would
+		// mishandle (negative ones) before they reach it.
 		complete, args, _, rest, err := redcon.ReadNextCommand(b, c.argv[:0])
+		c.argv = args // keep the capacity, also of an incomplete request
 		if err != nil {
 			return nil, false, err
 		}
 		if !complete {
 			return nil, false, nil
 		}
-		c.argv = args
 		c.pos = len(c.in) - len(rest)
 		if len(args) > 0 {
 			return args, true, nil
@@ -265,6 +267,10 @@ func (c *conn) parse() (args [][]byte, ok bool, err error) {
 	}
 	return nil, false, nil
 }
+
+// maxKeptArgs is the most argument slots a connection keeps between
+// requests.
+const maxKeptArgs = 1024
 
 // inChunk is the least room fill makes for a read.
 const inChunk = 16 << 10
@@ -277,7 +283,12 @@ const inChunk = 16 << 10
 func (c *conn) fill() error {
 	rest := len(c.in) - c.pos
 	if rest == 0 && cap(c.in) > 4*readChunk {
-		c.in, c.pos = nil, 0 // do not keep the buffer of one huge request
+		// Do not keep the buffer of one huge request, nor (through
+		// argv's spare slots) any buffer it points into.
+		c.in, c.pos, c.argv = nil, 0, nil
+	}
+	if cap(c.argv) > maxKeptArgs {
+		c.argv = nil
 	}
 	if c.pos > 0 {
 		copy(c.in, c.in[c.pos:])
@@ -333,6 +344,7 @@ func (c *conn) watch() (stop func()) {
 			args, ok, err := c.parse()
 			if err != nil {
 				c.readErr = err // answered after the queued requests
+				c.discardInput(&stopping)
 				return
 			}
 			if ok {
@@ -349,7 +361,9 @@ func (c *conn) watch() (stop func()) {
 				// requests); it is answered after the commands before it.
 				if errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) || isNetError(err) {
 					c.cancel()
+					return
 				}
+				c.discardInput(&stopping)
 			}
 		}
 	}()
@@ -359,6 +373,22 @@ func (c *conn) watch() (stop func()) {
 		c.ahead.setRelease(true)
 		<-done
 		c.nc.SetReadDeadline(time.Time{})
+	}
+}
+
+// discardInput is the watcher's reading after a protocol error: nothing
+// after the error will run, but the client going away must still end the
+// wait, so it reads and drops the input until the read fails, and cancels
+// c.ctx unless the read was ended by stopping.
+func (c *conn) discardInput(stopping *atomic.Bool) {
+	buf := make([]byte, 4096)
+	for {
+		if _, err := c.nc.Read(buf); err != nil {
+			if !(stopping.Load() && errors.Is(err, os.ErrDeadlineExceeded)) {
+				c.cancel()
+			}
+			return
+		}
 	}
 }
 
