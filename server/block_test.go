@@ -251,12 +251,7 @@ func blockedFeed(t *testing.T, input string, check func(t *testing.T, s *xstream
 		srv := New(Options{})
 		s := srv.DB(0).Stream("s")
 		s.Add(xstream.AddArgs{ID: "1-1"}, xstream.Field{Name: "f", Value: "v"})
-		c := newConn(srv, f)
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			c.serve()
-		}()
+		done := startConn(srv, f)
 		written := func() string {
 			f.mu.Lock()
 			defer f.mu.Unlock()
@@ -318,12 +313,7 @@ func TestDisconnectAfterProtocolErrorEndsBlock(t *testing.T) {
 		f.done = make(chan struct{})
 		srv := New(Options{})
 		s := srv.DB(0).Stream("s")
-		c := newConn(srv, f)
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			c.serve()
-		}()
+		done := startConn(srv, f)
 		synctest.Wait()
 		if s.Blocked() != 1 {
 			t.Fatal("the read is not blocked")

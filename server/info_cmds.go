@@ -46,13 +46,19 @@ func xinfoGroups(c *conn, args [][]byte) {
 		c.groupFields(g, 6)
 		c.bulk("pending")
 		c.int(g.Pending)
-		c.bulk("last-delivered-id")
-		c.id(g.LastDeliveredID)
-		c.bulk("entries-read")
-		c.optInt(g.EntriesRead, g.EntriesReadKnown)
-		c.bulk("lag")
-		c.optInt(g.Lag, g.LagKnown)
+		c.groupProgress(g)
 	}
+}
+
+// groupProgress writes a group's last-delivered-id, entries-read and lag,
+// which XINFO GROUPS and XINFO STREAM FULL both give, in this order.
+func (c *conn) groupProgress(g xstream.GroupInfo) {
+	c.bulk("last-delivered-id")
+	c.id(g.LastDeliveredID)
+	c.bulk("entries-read")
+	c.optInt(g.EntriesRead, g.EntriesReadKnown)
+	c.bulk("lag")
+	c.optInt(g.Lag, g.LagKnown)
 }
 
 func (c *conn) groupFields(g xstream.GroupInfo, n int) {
@@ -146,12 +152,7 @@ func xinfoStream(c *conn, args [][]byte) {
 		c.mapLen(7)
 		c.bulk("name")
 		c.bulk(g.Name)
-		c.bulk("last-delivered-id")
-		c.id(g.LastDeliveredID)
-		c.bulk("entries-read")
-		c.optInt(g.EntriesRead, g.EntriesReadKnown)
-		c.bulk("lag")
-		c.optInt(g.Lag, g.LagKnown)
+		c.groupProgress(g.GroupInfo)
 		c.bulk("pel-count")
 		c.int(g.Pending)
 		c.bulk("pending")

@@ -130,6 +130,18 @@ func heapInUse() uint64 {
 	return m.HeapAlloc
 }
 
+// startConn serves a connection of srv on nc in a new goroutine and
+// returns a channel closed when serve returns.
+func startConn(srv *Server, nc net.Conn) <-chan struct{} {
+	c := newConn(srv, nc)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		c.serve()
+	}()
+	return done
+}
+
 // serveFeed runs a connection of a new Server on f in a synctest bubble, waits
 // until every goroutine is blocked, and returns the heap growth then.
 func serveFeed(t *testing.T, opts Options, f *feedConn) (growth int64) {
@@ -137,12 +149,7 @@ func serveFeed(t *testing.T, opts Options, f *feedConn) (growth int64) {
 		f.done = make(chan struct{}) // in the bubble, so that waiting on it is blocking
 		srv := New(opts)
 		before := heapInUse()
-		c := newConn(srv, f)
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			c.serve()
-		}()
+		done := startConn(srv, f)
 		synctest.Wait()
 		growth = int64(heapInUse()) - int64(before)
 		f.Close()
