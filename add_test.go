@@ -360,5 +360,5 @@ func TestAddWithApproxTrimAndLimit(t *testing.T) {
 	got, err := s.RevRange("+", "-", 1)
 	require.NoError(t, err)
 	assert.Equal(t, id, got[0].ID)
-	assert.Len(t, s.blocks, 1, "every block but the last went")
+	assert.Len(t, blocksOf(s), 1, "every block but the last went")
 }

@@ -3,6 +3,7 @@ package xstream
 import (
 	"context"
 	"fmt"
+	"github.com/xstreamgo/xstream/internal/store"
 	"math/rand/v2"
 	"runtime"
 	"runtime/metrics"
@@ -396,7 +397,7 @@ func BenchmarkTrim(b *testing.B) {
 				}
 			}
 			b.StopTimer()
-			if l := s.Len(); l < 1000 && b.N >= 1000 || l > 1000+blockMaxEntries {
+			if l := s.Len(); l < 1000 && b.N >= 1000 || l > 1000+store.BlockMaxEntries {
 				b.Fatalf("Len %d after trimming to ~1000", l)
 			}
 		})

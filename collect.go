@@ -1,6 +1,10 @@
 package xstream
 
-import "sync"
+import (
+	"sync"
+
+	"github.com/xstreamgo/xstream/internal/store"
+)
 
 // collector gathers entries under a stream's lock and then builds the
 // returned []Entry with three allocations in all: one string holding every
@@ -11,7 +15,7 @@ type collector struct {
 	spans []span  // name, value, name, value… into buf
 	buf   []byte
 
-	mastBlk   *block // block whose master names are in mastSpans
+	mastBlk   *store.Block // block whose master names are in mastSpans
 	mastSpans []span
 }
 
@@ -35,30 +39,30 @@ func (c *collector) reset() {
 // add records the entry whose body starts at body in b. It copies the
 // body's bytes to buf in one piece and records where its names and values
 // lie in buf; the master field names of b are copied once.
-func (c *collector) add(b *block, id ID, flags byte, body int) {
+func (c *collector) add(b *store.Block, id ID, flags byte, body int) {
 	c.ids = append(c.ids, id)
-	d := b.data
+	d := b.Data()
 	base := int32(len(c.buf)) - int32(body) // buf offset of d[0]
 	p := body
-	if flags&flagSame != 0 {
+	if flags&store.FlagSame != 0 {
 		if c.mastBlk != b {
 			c.addMaster(b)
 			base = int32(len(c.buf)) - int32(body)
 		}
 		for _, name := range c.mastSpans {
-			n, q := uvarint(d, p)
+			n, q := store.Uvarint(d, p)
 			c.spans = append(c.spans, name, span{base + int32(q), int32(n)})
 			p = q + int(n)
 		}
 		c.nf = append(c.nf, int32(len(c.mastSpans)))
 	} else {
-		k, q := uvarint(d, p)
+		k, q := store.Uvarint(d, p)
 		p = q
 		for range k {
-			n, q := uvarint(d, p)
+			n, q := store.Uvarint(d, p)
 			name := span{base + int32(q), int32(n)}
 			p = q + int(n)
-			n, q = uvarint(d, p)
+			n, q = store.Uvarint(d, p)
 			c.spans = append(c.spans, name, span{base + int32(q), int32(n)})
 			p = q + int(n)
 		}
@@ -69,12 +73,12 @@ func (c *collector) add(b *block, id ID, flags byte, body int) {
 
 // addMaster copies the master field names of b to buf and records their
 // spans in mastSpans.
-func (c *collector) addMaster(b *block) {
-	d := b.data
+func (c *collector) addMaster(b *store.Block) {
+	d := b.Data()
 	c.mastBlk, c.mastSpans = b, c.mastSpans[:0]
-	_, p := uvarint(d, firstIDLen) // master field count
-	for range b.nmast {
-		n, q := uvarint(d, p)
+	_, p := store.Uvarint(d, store.FirstIDLen) // master field count
+	for range b.MasterCount() {
+		n, q := store.Uvarint(d, p)
 		c.mastSpans = append(c.mastSpans, span{int32(len(c.buf)), int32(n)})
 		c.buf = append(c.buf, d[q:q+int(n)]...)
 		p = q + int(n)
@@ -108,3 +112,6 @@ func (c *collector) entries() []Entry {
 	}
 	return out
 }
+
+// span locates one string inside a byte slice.
+type span struct{ off, len int32 }

@@ -49,7 +49,7 @@ func (db *DB) Stream(name string) *Stream {
 	if s, ok := db.lookupLocked(name); ok {
 		return s
 	}
-	s := &Stream{name: name, cfg: db.cfg}
+	s := newStream(name, db.cfg)
 	db.insertLocked(s)
 	return s
 }
@@ -84,7 +84,7 @@ func (db *DB) Add(name string, args AddArgs, fields ...Field) (ID, error) {
 		return db.Add(name, args, fields...) // created meanwhile
 	}
 	defer db.mu.Unlock()
-	s := &Stream{name: name, cfg: db.cfg}
+	s := newStream(name, db.cfg)
 	id, err := s.Add(args, fields...)
 	if err == nil {
 		db.insertLocked(s)

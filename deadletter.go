@@ -80,12 +80,13 @@ func (s *Stream) MoveDeadLetters(group string, args DeadLetterArgs) ([]DeadLette
 		return nil, err
 	}
 	col := getCollector()
-	g.pel.ascend(ID{}, MaxID, func(id ID, rec *nack) bool {
+	g.pel.Ascend(sid(ID{}), sid(MaxID), func(sk sID, rec *nack) bool {
+		id := ID(sk)
 		if rec.count <= args.MaxDeliveries {
 			return true
 		}
 		d := deadCandidate{id: id, letter: DeadLetter{ID: id, Deliveries: rec.count}}
-		if c := g.ownerOf(rec); c != nil {
+		if c := g.ownerLocked(rec); c != nil {
 			d.letter.Consumer = c.name
 		}
 		if b, flags, body, ok := s.entryLocked(id); ok {
@@ -137,6 +138,6 @@ func (s *Stream) ackMoved(group string, moved []DeadLetter) {
 		return // destroyed meanwhile: nothing left to acknowledge
 	}
 	for _, d := range moved {
-		g.removePendingLocked(d.ID)
+		s.ackLocked(g, d.ID)
 	}
 }

@@ -52,14 +52,14 @@ func (s *Stream) referencedLocked(id ID) bool {
 		if ref {
 			return
 		}
-		ref = g.lastID.Less(id) || g.pel.get(id) != nil
+		ref = g.lastID.Less(id) || g.pel.Get(sid(id)) != nil
 	})
 	return ref
 }
 
 // dropRefsLocked removes id from the PEL of every group.
 func (s *Stream) dropRefsLocked(id ID) {
-	s.eachGroupLocked(func(g *group) { g.removePendingLocked(id) })
+	s.eachGroupLocked(func(g *group) { s.ackLocked(g, id) })
 }
 
 // deleteByPolicyLocked deletes id under policy, as Redis's XDELEX and
@@ -75,7 +75,7 @@ func (s *Stream) deleteByPolicyLocked(id ID, policy DeletePolicy) (allowed, foun
 	case DelRef:
 		s.dropRefsLocked(id)
 	}
-	return true, s.deleteLocked([]ID{id}) == 1
+	return true, s.deleteEntryLocked(id)
 }
 
 // DeleteEx deletes entries as Delete does, under a policy for the
@@ -134,7 +134,7 @@ func (s *Stream) AckDel(group string, policy DeletePolicy, ids ...string) ([]Del
 	}
 	out := make([]DeleteResult, len(parsed))
 	for i, id := range parsed {
-		if !g.removePendingLocked(id) {
+		if !s.ackLocked(g, id) {
 			out[i] = DeleteNotFound
 			continue
 		}

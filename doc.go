@@ -87,6 +87,23 @@
 // context.Context, hold no lock while they wait, and leave no goroutine
 // behind.
 //
+// Locks are taken in one order, so that no two calls wait for each other:
+//
+//	DB → Stream
+//	ShardReader → ShardedStream → Stream
+//	then the locks of waiters (a sharded stream's waitMu, ...) last
+//
+// A function whose name ends in Locked needs the lock of its receiver (or
+// of the stream it works on) held by its caller.
+//
+// # Layers
+//
+// Storage (internal/store: IDs, blocks of entries, the B-tree of pending
+// entries) → Stream (entries, with ops.go the one home of every change to
+// them) → consumer groups and their PELs (groupops.go) → sharded streams
+// (shardops.go). Public methods check arguments and decide; only the
+// operations of those three files change state.
+//
 // # Errors
 //
 // Every error wraps one of the sentinel errors (ErrInvalidID,

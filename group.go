@@ -1,6 +1,10 @@
 package xstream
 
-import "github.com/armon/go-radix"
+import (
+	"github.com/armon/go-radix"
+
+	"github.com/xstreamgo/xstream/internal/store"
+)
 
 // Consumer groups.
 //
@@ -10,9 +14,10 @@ import "github.com/armon/go-radix"
 // until it is acknowledged. All group state lives under the stream's lock,
 // so Add, Delete, Trim and group operations are atomic together. Groups and
 // the consumers of a group are kept in radix trees keyed by name, so they
-// are listed in name order. A PEL is a B-tree keyed by ID (btree.go); the
-// group's PEL holds the record of each pending entry, and each consumer's
-// PEL holds the IDs it owns.
+// are listed in name order. A PEL is a B-tree keyed by ID (store.BTree);
+// the group's PEL holds the record of each pending entry, and each
+// consumer's PEL holds the IDs it owns. Only the operations of groupops.go
+// change them.
 
 // entriesReadUnknown marks a group whose entries-read counter is not known
 // (Redis SCG_INVALID_ENTRIES_READ).
@@ -29,7 +34,7 @@ type nack struct {
 type consumer struct {
 	name     string
 	num      uint32 // in group.byNum
-	pel      btree[struct{}]
+	pel      store.BTree[struct{}]
 	seenMs   int64 // last attempted read or claim
 	activeMs int64 // last successful read or claim; -1: never
 }
@@ -38,18 +43,26 @@ type group struct {
 	name        string
 	lastID      ID    // last delivered ID
 	entriesRead int64 // entries-read counter, or entriesReadUnknown
-	pel         btree[nack]
+	pel         store.BTree[nack]
 	consumers   *radix.Tree // name → *consumer
 	byNum       []*consumer // consumer number → consumer; 0 is unused
 	freeNums    []uint32    // numbers of deleted consumers
 }
 
-// ownerOf returns the consumer that owns rec, or nil.
-func (g *group) ownerOf(rec *nack) *consumer {
+// ownerLocked returns the consumer that owns rec, or nil.
+func (g *group) ownerLocked(rec *nack) *consumer {
 	if rec.owner == 0 {
 		return nil
 	}
 	return g.byNum[rec.owner]
+}
+
+// pendingLocked returns the record of id in the group's PEL, if it is pending.
+func (g *group) pendingLocked(id ID) (nack, bool) {
+	if rec := g.pel.Get(sid(id)); rec != nil {
+		return *rec, true
+	}
+	return nack{}, false
 }
 
 // GroupOptions holds the options of CreateGroup and SetGroupID.
@@ -119,16 +132,13 @@ func (s *Stream) CreateGroup(name, start string, opts GroupOptions) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.groups == nil {
-		s.groups = radix.New()
-	}
-	if _, ok := s.groups.Get(name); ok {
+	if _, err := s.groupLocked(name); err == nil {
 		return errorf(ErrGroupExists, "stream %q already has group %q", s.name, name)
 	}
 	if dollar {
-		id = s.lastID
+		id = ID(s.st.LastID())
 	}
-	s.groups.Insert(name, &group{name: name, lastID: id, entriesRead: read, consumers: radix.New()})
+	s.createGroupLocked(name, id, read)
 	return nil
 }
 
@@ -155,9 +165,9 @@ func (s *Stream) SetGroupID(name, id string, opts GroupOptions) error {
 		return err
 	}
 	if dollar {
-		to = s.lastID
+		to = ID(s.st.LastID())
 	}
-	g.lastID, g.entriesRead = to, read
+	s.setGroupLastLocked(g, to, read)
 	s.serveGroupWaitersLocked()
 	return nil
 }
@@ -169,35 +179,13 @@ func (s *Stream) SetGroupID(name, id string, opts GroupOptions) error {
 func (s *Stream) DestroyGroup(name string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.groups == nil {
+	g, err := s.groupLocked(name)
+	if err != nil {
 		return false
 	}
-	v, ok := s.groups.Delete(name)
-	if !ok {
-		return false
-	}
-	s.failGroupWaitersLocked(v.(*group), s.noGroup(name))
+	s.destroyGroupLocked(g)
+	s.failGroupWaitersLocked(g, s.noGroup(name))
 	return true
-}
-
-// consumerLocked returns the consumer called name, creating it if needed.
-func (g *group) consumerLocked(name string) (*consumer, bool) {
-	if v, ok := g.consumers.Get(name); ok {
-		return v.(*consumer), false
-	}
-	c := &consumer{name: name, activeMs: -1}
-	if n := len(g.freeNums); n > 0 {
-		c.num, g.freeNums = g.freeNums[n-1], g.freeNums[:n-1]
-		g.byNum[c.num] = c
-	} else {
-		if len(g.byNum) == 0 {
-			g.byNum = append(g.byNum, nil)
-		}
-		c.num = uint32(len(g.byNum))
-		g.byNum = append(g.byNum, c)
-	}
-	g.consumers.Insert(name, c)
-	return c, true
 }
 
 // CreateConsumer creates the consumer called name in group and reports
@@ -212,9 +200,9 @@ func (s *Stream) CreateConsumer(group, name string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	c, created := g.consumerLocked(name)
+	c, created := s.consumerLocked(g, name)
 	if created {
-		c.seenMs = now
+		s.seeConsumerLocked(g, c, now)
 	}
 	return created, nil
 }
@@ -230,29 +218,9 @@ func (s *Stream) DeleteConsumer(group, name string) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	v, ok := g.consumers.Delete(name)
+	v, ok := g.consumers.Get(name)
 	if !ok {
 		return 0, nil
 	}
-	c := v.(*consumer)
-	g.byNum[c.num] = nil
-	g.freeNums = append(g.freeNums, c.num)
-	n := int64(c.pel.Len())
-	c.pel.ascend(ID{}, MaxID, func(id ID, _ *struct{}) bool {
-		g.pel.delete(id)
-		return true
-	})
-	return n, nil
-}
-
-// removePendingLocked drops id from the group's PEL and from its owner's.
-func (g *group) removePendingLocked(id ID) bool {
-	rec, ok := g.pel.delete(id)
-	if !ok {
-		return false
-	}
-	if c := g.ownerOf(&rec); c != nil {
-		c.pel.delete(id)
-	}
-	return true
+	return s.deleteConsumerLocked(g, v.(*consumer)), nil
 }

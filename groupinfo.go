@@ -6,39 +6,39 @@ import "time"
 // rules of Redis 7 (streamEstimateDistanceFromFirstEverEntry and
 // streamRangeHasTombstones in t_stream.c).
 
-// rangeHasTombstones reports whether an entry with start <= ID was deleted
+// rangeHasTombstonesLocked reports whether an entry with start <= ID was deleted
 // from inside the stream, so that counting entries there is not possible.
-func (s *Stream) rangeHasTombstones(start ID) bool {
-	if s.length == 0 || s.maxDeleted.IsZero() {
+func (s *Stream) rangeHasTombstonesLocked(start ID) bool {
+	if s.st.Len() == 0 || ID(s.st.MaxDeleted()).IsZero() {
 		return false
 	}
-	if s.maxDeleted.Less(s.firstID) {
+	if ID(s.st.MaxDeleted()).Less(ID(s.st.FirstID())) {
 		return false
 	}
-	return !s.maxDeleted.Less(start)
+	return !ID(s.st.MaxDeleted()).Less(start)
 }
 
-// estimateDistance returns the number of entries added up to and including
+// estimateDistanceLocked returns the number of entries added up to and including
 // id, or entriesReadUnknown when deletions make it unknowable.
-func (s *Stream) estimateDistance(id ID) int64 {
-	if s.entriesAdded == 0 {
+func (s *Stream) estimateDistanceLocked(id ID) int64 {
+	if s.st.EntriesAdded() == 0 {
 		return 0
 	}
-	if s.length == 0 && !s.lastID.Less(id) {
-		return s.entriesAdded
+	if s.st.Len() == 0 && !ID(s.st.LastID()).Less(id) {
+		return s.st.EntriesAdded()
 	}
-	switch id.Compare(s.lastID) {
+	switch id.Compare(ID(s.st.LastID())) {
 	case 0:
-		return s.entriesAdded
+		return s.st.EntriesAdded()
 	case 1:
 		return entriesReadUnknown
 	}
-	if s.maxDeleted.IsZero() || s.maxDeleted.Less(s.firstID) {
-		switch id.Compare(s.firstID) {
+	if ID(s.st.MaxDeleted()).IsZero() || ID(s.st.MaxDeleted()).Less(ID(s.st.FirstID())) {
+		switch id.Compare(ID(s.st.FirstID())) {
 		case -1:
-			return s.entriesAdded - s.length
+			return s.st.EntriesAdded() - s.st.Len()
 		case 0:
-			return s.entriesAdded - s.length + 1
+			return s.st.EntriesAdded() - s.st.Len() + 1
 		}
 	}
 	return entriesReadUnknown
@@ -51,32 +51,32 @@ func (s *Stream) estimateDistance(id ID) int64 {
 // deleted. The trim condition is Redis 7.2's; Redis 7.0 lacks it and
 // reports a lag that never reaches 0 after such a trim.
 func (s *Stream) counterValidLocked(g *group) bool {
-	return g.entriesRead != entriesReadUnknown && !g.lastID.Less(s.firstID) && !s.rangeHasTombstones(g.lastID)
+	return g.entriesRead != entriesReadUnknown && !g.lastID.Less(ID(s.st.FirstID())) && !s.rangeHasTombstonesLocked(g.lastID)
 }
 
-// advanceLocked records that id, greater than the group's last delivered
-// ID, was delivered.
-func (s *Stream) advanceLocked(g *group, id ID) {
+// entriesReadAfterLocked returns the group's entries-read counter once id,
+// greater than its last delivered ID, is delivered.
+func (s *Stream) entriesReadAfterLocked(g *group, id ID) int64 {
 	// Redis checks for deletions from the delivered entry on, not from
 	// the group's previous last ID (streamReplyWithRange).
-	if g.entriesRead != entriesReadUnknown && !g.lastID.Less(s.firstID) && !s.rangeHasTombstones(id) {
-		g.entriesRead++
-	} else if s.entriesAdded != 0 {
-		g.entriesRead = s.estimateDistance(id)
+	if g.entriesRead != entriesReadUnknown && !g.lastID.Less(ID(s.st.FirstID())) && !s.rangeHasTombstonesLocked(id) {
+		return g.entriesRead + 1
+	} else if s.st.EntriesAdded() != 0 {
+		return s.estimateDistanceLocked(id)
 	}
-	g.lastID = id
+	return g.entriesRead
 }
 
 // lagLocked returns the group's lag and whether it is known.
 func (s *Stream) lagLocked(g *group) (int64, bool) {
-	if s.entriesAdded == 0 {
+	if s.st.EntriesAdded() == 0 {
 		return 0, true
 	}
 	if s.counterValidLocked(g) {
-		return s.entriesAdded - g.entriesRead, true
+		return s.st.EntriesAdded() - g.entriesRead, true
 	}
-	if read := s.estimateDistance(g.lastID); read != entriesReadUnknown {
-		return s.entriesAdded - read, true
+	if read := s.estimateDistanceLocked(g.lastID); read != entriesReadUnknown {
+		return s.st.EntriesAdded() - read, true
 	}
 	return 0, false
 }

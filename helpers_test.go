@@ -8,7 +8,20 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/xstreamgo/xstream/internal/store"
 )
+
+// blocksOf returns the storage blocks of s, for tests that look at them.
+func blocksOf(s *Stream) []*store.Block {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	out := make([]*store.Block, s.st.NumBlocks())
+	for i := range out {
+		out[i] = s.st.Block(i)
+	}
+	return out
+}
 
 // testClock is a settable clock for WithClock.
 type testClock struct {
@@ -57,6 +70,7 @@ func mustAdd(t testing.TB, s *Stream, id string, fields ...Field) ID {
 func streamWith(t testing.TB, ids ...string) *Stream {
 	t.Helper()
 	s := NewStream()
+	checkStream(t, s)
 	for _, id := range ids {
 		mustAdd(t, s, id)
 	}

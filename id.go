@@ -69,13 +69,8 @@ func (id ID) Less(o ID) bool {
 
 // Next returns the smallest ID greater than id; ok is false when id is MaxID.
 func (id ID) Next() (next ID, ok bool) {
-	switch {
-	case id.Seq < math.MaxUint64:
-		return ID{id.Ms, id.Seq + 1}, true
-	case id.Ms < math.MaxUint64:
-		return ID{id.Ms + 1, 0}, true
-	}
-	return id, false
+	n, ok := sid(id).Next()
+	return ID(n), ok
 }
 
 // Prev returns the greatest ID smaller than id; ok is false when id is 0-0.

@@ -27,17 +27,17 @@ func (s *Stream) Info() StreamInfo {
 
 func (s *Stream) infoLocked() StreamInfo {
 	info := StreamInfo{
-		Length:               s.length,
-		RadixTreeKeys:        len(s.blocks),
-		LastGeneratedID:      s.lastID,
-		MaxDeletedEntryID:    s.maxDeleted,
-		EntriesAdded:         s.entriesAdded,
-		RecordedFirstEntryID: s.firstID,
+		Length:               s.st.Len(),
+		RadixTreeKeys:        s.st.NumBlocks(),
+		LastGeneratedID:      ID(s.st.LastID()),
+		MaxDeletedEntryID:    ID(s.st.MaxDeleted()),
+		EntriesAdded:         s.st.EntriesAdded(),
+		RecordedFirstEntryID: ID(s.st.FirstID()),
 	}
 	if s.groups != nil {
 		info.Groups = s.groups.Len()
 	}
-	if s.length > 0 {
+	if s.st.Len() > 0 {
 		info.FirstEntry = s.edgeLocked(false)
 		info.LastEntry = s.edgeLocked(true)
 	}
@@ -47,7 +47,7 @@ func (s *Stream) infoLocked() StreamInfo {
 func (s *Stream) edgeLocked(last bool) *Entry {
 	c := getCollector()
 	defer putCollector(c)
-	s.collectRange(c, ID{}, MaxID, 1, last)
+	s.collectRangeLocked(c, ID{}, MaxID, 1, last)
 	if es := c.entries(); len(es) == 1 {
 		return &es[0]
 	}
@@ -67,7 +67,7 @@ func (s *Stream) InfoFull(count int) (StreamInfo, error) {
 	info := s.infoLocked()
 	c := getCollector()
 	defer putCollector(c)
-	s.collectRange(c, ID{}, MaxID, count, false)
+	s.collectRangeLocked(c, ID{}, MaxID, count, false)
 	info.Entries = c.entries()
 	info.GroupDetails = s.groupDetailsLocked(count)
 	return info, nil

@@ -24,7 +24,7 @@ func TestInfoFields(t *testing.T) {
 	require.NoError(t, err)
 	info := s.Info()
 	assert.EqualValues(t, 147, info.Length)
-	assert.Equal(t, len(s.blocks), info.RadixTreeKeys)
+	assert.Equal(t, len(blocksOf(s)), info.RadixTreeKeys)
 	assert.GreaterOrEqual(t, info.RadixTreeKeys, 2)
 	assert.Equal(t, ID{150, 0}, info.LastGeneratedID)
 	assert.Equal(t, ID{150, 0}, info.MaxDeletedEntryID)

@@ -3,6 +3,8 @@ package xstream
 import (
 	"fmt"
 	"time"
+
+	"github.com/xstreamgo/xstream/internal/store"
 )
 
 // ShardIteratorType says where a shard iterator starts.
@@ -93,7 +95,7 @@ func (ss *ShardedStream) GetShardIterator(shardID string, args IteratorArgs) (*S
 	}
 	it := &ShardIterator{ss: ss, sh: sh}
 	sh.s.mu.RLock()
-	last, trimmed := sh.s.lastID, sh.trimmed
+	last, trimmed := ID(sh.s.st.LastID()), sh.trimmed
 	sh.s.mu.RUnlock()
 	switch args.Type {
 	case TrimHorizon:
@@ -213,12 +215,12 @@ func (ss *ShardedStream) GetRecords(it *ShardIterator, limit int) (GetRecordsRes
 func childShards(sh *shard) []ChildShard {
 	out := make([]ChildShard, len(sh.children))
 	for i, c := range sh.children {
-		out[i] = ChildShard{ShardID: c.id, ParentShards: c.parentIDs(), HashKeyRange: c.keys}
+		out[i] = ChildShard{ShardID: c.id, ParentShards: c.parentIDsLocked(), HashKeyRange: c.keys}
 	}
 	return out
 }
 
-func (sh *shard) parentIDs() []string {
+func (sh *shard) parentIDsLocked() []string {
 	var ps []string
 	for _, p := range []*shard{sh.parent, sh.adjacent} {
 		if p != nil {
@@ -249,7 +251,8 @@ func (sh *shard) collect(c *collector, from ID, strict bool, limit int) shardRea
 		rd.stale = true
 		return rd
 	}
-	s.walk(from, MaxID, false, func(b *block, id ID, flags byte, body int) bool {
+	s.walkLocked(from, MaxID, false, func(b *store.Block, sk sID, flags byte, body int) bool {
+		id := ID(sk)
 		if rd.n == limit {
 			rd.more, rd.nextMs = true, id.Ms
 			return false

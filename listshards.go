@@ -79,9 +79,9 @@ func (sh *shard) infoLocked() ShardInfo {
 	return in
 }
 
-// openAt reports whether the shard was open at time t (ms): created at or
+// openAtLocked reports whether the shard was open at time t (ms): created at or
 // before t and closed at or after it, or still open.
-func (sh *shard) openAt(t int64) bool {
+func (sh *shard) openAtLocked(t int64) bool {
 	return sh.created <= t && (sh.state == ShardOpen || sh.closed >= t)
 }
 
@@ -112,13 +112,13 @@ func (ss *ShardedStream) ListShards(f ShardFilter) ([]ShardInfo, error) {
 		case FilterFromTrimHorizon:
 			ok = true
 		case FilterAtTrimHorizon:
-			ok = sh.openAt(horizon)
+			ok = sh.openAtLocked(horizon)
 		case FilterAtLatest:
 			ok = sh.state == ShardOpen
 		case FilterAfterShardID:
 			ok = sh.num > after
 		case FilterAtTimestamp:
-			ok = sh.openAt(ts)
+			ok = sh.openAtLocked(ts)
 		case FilterFromTimestamp:
 			ok = sh.state == ShardOpen || sh.closed >= max(ts, horizon)
 		}

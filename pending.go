@@ -39,7 +39,7 @@ func (s *Stream) Ack(group string, ids ...string) (int64, error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.ackLocked(group, parsed)
+	return s.ackIDsLocked(group, parsed)
 }
 
 // AckIDs is Ack for IDs already parsed, such as those of entries that
@@ -48,10 +48,10 @@ func (s *Stream) Ack(group string, ids ...string) (int64, error) {
 func (s *Stream) AckIDs(group string, ids ...ID) (int64, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.ackLocked(group, ids)
+	return s.ackIDsLocked(group, ids)
 }
 
-func (s *Stream) ackLocked(group string, ids []ID) (int64, error) {
+func (s *Stream) ackIDsLocked(group string, ids []ID) (int64, error) {
 	g, err := s.groupLocked(group)
 	if err != nil {
 		return 0, err
@@ -62,14 +62,14 @@ func (s *Stream) ackLocked(group string, ids []ID) (int64, error) {
 		// B-tree's nodes instead of shifting them: the usual batch of
 		// acknowledgements comes sorted.
 		for _, id := range slices.Backward(ids) {
-			if g.removePendingLocked(id) {
+			if s.ackLocked(g, id) {
 				n++
 			}
 		}
 		return n, nil
 	}
 	for _, id := range ids {
-		if g.removePendingLocked(id) {
+		if s.ackLocked(g, id) {
 			n++
 		}
 	}
@@ -106,8 +106,9 @@ func (s *Stream) Pending(group string) (PendingSummary, error) {
 	if sum.Count == 0 {
 		return sum, nil
 	}
-	sum.Lowest, _ = g.pel.min()
-	sum.Highest, _ = g.pel.max()
+	lo, _ := g.pel.Min()
+	hi, _ := g.pel.Max()
+	sum.Lowest, sum.Highest = ID(lo), ID(hi)
 	eachConsumer(g, func(c *consumer) {
 		if n := c.pel.Len(); n > 0 {
 			sum.Consumers = append(sum.Consumers, ConsumerPending{c.name, int64(n)})
@@ -191,8 +192,9 @@ func pendingRows(g *group, lo, hi ID, count int, c *consumer, minIdleMs, now int
 	if count > 0 {
 		out = make([]PendingEntry, 0, min(count, g.pel.Len()))
 	}
-	row := func(id ID, rec *nack) bool {
-		owner := g.ownerOf(rec)
+	row := func(sk sID, rec *nack) bool {
+		id := ID(sk)
+		owner := g.ownerLocked(rec)
 		if owner != nil && minIdleMs > 0 && now-rec.deliveryMs < minIdleMs {
 			return true // an entry given back by Nack passes any MinIdle, as in Redis
 		}
@@ -204,11 +206,11 @@ func pendingRows(g *group, lo, hi ID, count int, c *consumer, minIdleMs, now int
 		return count == 0 || len(out) < count
 	}
 	if c == nil {
-		g.pel.ascend(lo, hi, row)
+		g.pel.Ascend(sid(lo), sid(hi), row)
 		return out
 	}
-	c.pel.ascend(lo, hi, func(id ID, _ *struct{}) bool {
-		return row(id, g.pel.get(id))
+	c.pel.Ascend(sid(lo), sid(hi), func(id sID, _ *struct{}) bool {
+		return row(id, g.pel.Get(id))
 	})
 	return out
 }
@@ -235,22 +237,16 @@ type ClaimArgs struct {
 	LastID string
 }
 
-// claimLocked moves the pending record rec of id to c.
-func (g *group) claimLocked(id ID, rec *nack, c *consumer, deliveryMs int64, retry *int64, justID bool) {
-	if rec.owner != c.num {
-		if old := g.ownerOf(rec); old != nil {
-			old.pel.delete(id)
-		}
-		c.pel.insert(id, struct{}{})
-		rec.owner = c.num
-	}
-	rec.deliveryMs = deliveryMs
+// claimCount returns the delivery count of an entry claimed with count
+// before: retry when given, else one more unless justID.
+func claimCount(count int64, retry *int64, justID bool) int64 {
 	switch {
 	case retry != nil:
-		rec.count = *retry
-	case !justID && rec.count < math.MaxInt64:
-		rec.count++
+		return *retry
+	case !justID && count < math.MaxInt64:
+		return count + 1
 	}
+	return count
 }
 
 // Claim gives consumer the ownership of pending entries of group that
@@ -306,36 +302,40 @@ func (s *Stream) Claim(group, consumer string, minIdle time.Duration, ids []stri
 		return nil, err
 	}
 	if g.lastID.Less(lastID) {
-		g.lastID = lastID
+		s.setGroupLastLocked(g, lastID, g.entriesRead)
 	}
-	c, _ := g.consumerLocked(consumer)
-	c.seenMs = now
+	c, _ := s.consumerLocked(g, consumer)
+	s.seeConsumerLocked(g, c, now)
 	col := getCollector()
 	defer putCollector(col)
+	claimed := false
 	for _, id := range parsed {
-		rec := g.pel.get(id)
+		rec, pending := g.pendingLocked(id)
 		b, flags, body, ok := s.entryLocked(id)
 		if !ok {
-			if rec != nil {
-				g.removePendingLocked(id)
+			if pending {
+				s.ackLocked(g, id)
 			}
 			continue
 		}
-		if rec == nil {
+		if !pending {
 			if !args.Force {
 				continue
 			}
-			rec, _ = g.pel.insert(id, nack{deliveryMs: now, count: 1})
+			rec = nack{deliveryMs: now, count: 1}
 		} else if rec.owner != 0 && minMs > 0 && now-rec.deliveryMs < minMs {
 			continue
 		}
-		g.claimLocked(id, rec, c, delivery, args.RetryCount, args.JustID)
+		s.claimLocked(g, id, c, delivery, claimCount(rec.count, args.RetryCount, args.JustID))
 		if args.JustID {
 			col.addDeleted(id)
 		} else {
 			col.add(b, id, flags, body)
 		}
-		c.activeMs = now
+		claimed = true
+	}
+	if claimed {
+		s.activateConsumerLocked(g, c, now)
 	}
 	return col.entries(), nil
 }
@@ -397,32 +397,34 @@ func (s *Stream) AutoClaim(group, consumer string, minIdle time.Duration, start 
 	if err != nil {
 		return res, err
 	}
-	c, _ := g.consumerLocked(consumer)
-	c.seenMs = now
+	c, _ := s.consumerLocked(g, consumer)
+	s.seeConsumerLocked(g, c, now)
 	col := getCollector()
 	defer putCollector(col)
 	attempts := count * 10
 	end := false
+	claimed := false
 	for attempts > 0 && count > 0 {
-		id, rec, ok := g.pel.ceil(cur)
+		sk, p, ok := g.pel.Ceil(sid(cur))
 		if !ok {
 			end = true
 			break
 		}
+		id, rec := ID(sk), *p
 		attempts--
 		next, more := id.Next()
 		if b, flags, body, ok := s.entryLocked(id); !ok {
-			g.removePendingLocked(id)
+			s.ackLocked(g, id)
 			res.Deleted = append(res.Deleted, id)
 			count--
 		} else if rec.owner == 0 || minMs == 0 || now-rec.deliveryMs >= minMs {
-			g.claimLocked(id, rec, c, now, nil, args.JustID)
+			s.claimLocked(g, id, c, now, claimCount(rec.count, nil, args.JustID))
 			if args.JustID {
 				col.addDeleted(id)
 			} else {
 				col.add(b, id, flags, body)
 			}
-			c.activeMs = now
+			claimed = true
 			count--
 		}
 		if !more {
@@ -431,9 +433,12 @@ func (s *Stream) AutoClaim(group, consumer string, minIdle time.Duration, start 
 		}
 		cur = next
 	}
+	if claimed {
+		s.activateConsumerLocked(g, c, now)
+	}
 	if !end {
-		if id, _, ok := g.pel.ceil(cur); ok {
-			res.Next = id
+		if id, _, ok := g.pel.Ceil(sid(cur)); ok {
+			res.Next = ID(id)
 		}
 	}
 	res.Entries = col.entries()
@@ -497,30 +502,26 @@ func (s *Stream) Nack(group string, mode NackMode, ids []string, args NackArgs) 
 	}
 	var n int64
 	for _, id := range parsed {
-		rec := g.pel.get(id)
+		rec, pending := g.pendingLocked(id)
 		switch {
-		case rec != nil:
-			if c := g.ownerOf(rec); c != nil {
-				c.pel.delete(id)
-				rec.owner = 0
-			}
+		case pending:
 		case args.Force:
 			if _, _, _, ok := s.entryLocked(id); !ok {
 				continue
 			}
-			rec, _ = g.pel.insert(id, nack{})
 		default:
 			continue
 		}
-		rec.deliveryMs = 0
+		count := rec.count
 		switch {
 		case args.RetryCount != nil:
-			rec.count = *args.RetryCount
-		case mode == NackSilent && rec.count > 0:
-			rec.count--
+			count = *args.RetryCount
+		case mode == NackSilent && count > 0:
+			count--
 		case mode == NackFatal:
-			rec.count = math.MaxInt64
+			count = math.MaxInt64
 		}
+		s.giveBackLocked(g, id, count)
 		n++
 	}
 	return n, nil

@@ -122,7 +122,7 @@ func TestRangeManyBlocks(t *testing.T) {
 			all = append(all, id)
 		}
 	}
-	require.Greater(t, len(s.blocks), 3, "the test needs several blocks")
+	require.Greater(t, len(blocksOf(s)), 3, "the test needs several blocks")
 	// Delete every 7th entry and one whole block.
 	var del []string
 	for i, id := range all {
@@ -130,14 +130,14 @@ func TestRangeManyBlocks(t *testing.T) {
 			del = append(del, id.String())
 		}
 	}
-	b := s.blocks[1]
-	for i := range b.offs {
-		del = append(del, b.idAt(i).String())
+	b := blocksOf(s)[1]
+	for i := range b.Len() {
+		del = append(del, ID(b.IDAt(i)).String())
 	}
-	blocks := len(s.blocks)
+	blocks := len(blocksOf(s))
 	_, err := s.Delete(del...)
 	require.NoError(t, err)
-	assert.Len(t, s.blocks, blocks-1, "a block with no entry left is freed")
+	assert.Len(t, blocksOf(s), blocks-1, "a block with no entry left is freed")
 	live := slices.DeleteFunc(slices.Clone(all), func(id ID) bool { return slices.Contains(del, id.String()) })
 	require.EqualValues(t, len(live), s.Len())
 

@@ -117,20 +117,20 @@ func parseReadID(s string) (readPos, error) {
 // then, whatever count. The caller holds s.mu.
 func (s *Stream) readLocked(p *readPos, count int) []Entry {
 	if p.dollar {
-		p.after, p.dollar = s.lastID, false
+		p.after, p.dollar = ID(s.st.LastID()), false
 		return nil
 	}
-	if p.last && s.length == 0 {
+	if p.last && s.st.Len() == 0 {
 		return nil
 	}
 	c := getCollector()
 	defer putCollector(c)
 	if p.last {
-		s.collectRange(c, ID{}, MaxID, 1, true)
+		s.collectRangeLocked(c, ID{}, MaxID, 1, true)
 		return c.entries()
 	}
 	if lo, ok := p.after.Next(); ok {
-		s.collectRange(c, lo, MaxID, count, false)
+		s.collectRangeLocked(c, lo, MaxID, count, false)
 	}
 	return c.entries()
 }

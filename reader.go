@@ -61,7 +61,7 @@ func (ss *ShardedStream) NewReader(from ...Checkpoint) (*ShardReader, error) {
 		}
 		seen[sh.num] = true
 		sh.s.mu.RLock()
-		last := sh.s.lastID
+		last := ID(sh.s.st.LastID())
 		sh.s.mu.RUnlock()
 		if last.Less(cp.SequenceNumber) {
 			return nil, errorf(ErrInvalidArgument, "checkpoint %s of shard %s is beyond its last sequence number %s", cp.SequenceNumber, cp.ShardID, last)
@@ -100,8 +100,8 @@ func (r *ShardReader) rebuildLocked() {
 	}
 }
 
-// finished reports whether p no longer holds back its children.
-func (r *ShardReader) finished(p *shard) bool {
+// finishedLocked reports whether p no longer holds back its children.
+func (r *ShardReader) finishedLocked(p *shard) bool {
 	return p == nil || r.done[p.num] || p.state == ShardExpired
 }
 
@@ -109,7 +109,7 @@ func (r *ShardReader) finished(p *shard) bool {
 func (r *ShardReader) eligibleLocked() []*shard {
 	r.elig = r.elig[:0]
 	for _, sh := range r.active {
-		if sh.state != ShardExpired && r.finished(sh.parent) && r.finished(sh.adjacent) {
+		if sh.state != ShardExpired && r.finishedLocked(sh.parent) && r.finishedLocked(sh.adjacent) {
 			r.elig = append(r.elig, sh)
 		}
 	}
@@ -189,7 +189,7 @@ func (r *ShardReader) Read(ctx context.Context, args ReadArgs) ([]Record, error)
 			return recs, streams, false, nil
 		}
 		streams, waiting := ss.registerLocked(w, r.eligibleLocked(), func(sh *shard) bool {
-			return sh.s.length > 0 && r.pos[sh.num].Less(sh.s.lastID)
+			return sh.s.st.Len() > 0 && r.pos[sh.num].Less(ID(sh.s.st.LastID()))
 		}, streams)
 		return nil, streams, waiting, nil
 	})

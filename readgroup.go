@@ -2,9 +2,10 @@ package xstream
 
 import (
 	"context"
-	"math"
 	"sync/atomic"
 	"time"
+
+	"github.com/xstreamgo/xstream/internal/store"
 )
 
 // ReadGroupArgs holds the options of ReadGroup.
@@ -45,61 +46,40 @@ func parseGroupReadID(s string) (groupPos, error) {
 }
 
 // entryLocked locates the live entry id.
-func (s *Stream) entryLocked(id ID) (b *block, flags byte, body int, ok bool) {
-	bi := s.blockFor(id)
-	if bi < 0 {
-		return nil, 0, 0, false
-	}
-	b = s.blocks[bi]
-	i := b.search(id)
-	if i == len(b.offs) {
-		return nil, 0, 0, false
-	}
-	eid, flags, body := b.at(i)
-	if eid != id || flags&flagDeleted != 0 {
-		return nil, 0, 0, false
-	}
-	return b, flags, body, true
+func (s *Stream) entryLocked(id ID) (b *store.Block, flags byte, body int, ok bool) {
+	return s.st.Entry(sid(id))
 }
 
 // readGroupLocked serves one stream of a ReadGroup call. A ">" read with
 // nothing to deliver returns nil; a history read returns a non-nil slice.
 func (s *Stream) readGroupLocked(g *group, consumer string, p groupPos, args ReadGroupArgs, now int64) []Entry {
-	c, _ := g.consumerLocked(consumer)
-	c.seenMs = now
+	c, _ := s.consumerLocked(g, consumer)
+	s.seeConsumerLocked(g, c, now)
 	if p.history {
 		return s.historyLocked(g, c, p.after, args.Count, now)
 	}
-	return s.deliverLocked(g, c, args.Count, args.NoAck, now)
+	return s.readNewLocked(g, c, args.Count, args.NoAck, now)
 }
 
-// deliverLocked delivers to c the entries after the group's last
+// readNewLocked delivers to c the entries after the group's last
 // delivered ID, count at most (0: all).
-func (s *Stream) deliverLocked(g *group, c *consumer, count int, noack bool, now int64) []Entry {
+func (s *Stream) readNewLocked(g *group, c *consumer, count int, noack bool, now int64) []Entry {
 	col := getCollector()
 	defer putCollector(col)
-	more := func() bool { return count == 0 || len(col.ids) < count }
-	if lo, ok := g.lastID.Next(); ok && g.lastID.Less(s.lastID) {
-		s.walk(lo, MaxID, false, func(b *block, id ID, flags byte, body int) bool {
+	owner := c
+	if noack {
+		owner = nil
+	}
+	if lo, ok := g.lastID.Next(); ok && g.lastID.Less(ID(s.st.LastID())) {
+		s.walkLocked(lo, MaxID, false, func(b *store.Block, sk sID, flags byte, body int) bool {
+			id := ID(sk)
 			col.add(b, id, flags, body)
-			s.advanceLocked(g, id)
-			if !noack {
-				rec, added := g.pel.insert(id, nack{deliveryMs: now, count: 1, owner: c.num})
-				if !added {
-					// Pending already: SetGroupID moved the group
-					// back, or Nack with Force made it pending.
-					if old := g.ownerOf(rec); old != nil {
-						old.pel.delete(id)
-					}
-					*rec = nack{deliveryMs: now, count: 1, owner: c.num}
-				}
-				c.pel.insert(id, struct{}{})
-			}
-			return more()
+			s.deliverLocked(g, owner, id, s.entriesReadAfterLocked(g, id), now)
+			return count == 0 || len(col.ids) < count
 		})
 	}
 	if len(col.ids) > 0 && !noack {
-		c.activeMs = now
+		s.activateConsumerLocked(g, c, now)
 	}
 	return col.entries()
 }
@@ -107,11 +87,11 @@ func (s *Stream) deliverLocked(g *group, c *consumer, count int, noack bool, now
 // hasNewLocked reports whether a ">" read of g would deliver an entry.
 func (s *Stream) hasNewLocked(g *group) bool {
 	lo, ok := g.lastID.Next()
-	if !ok || !g.lastID.Less(s.lastID) {
+	if !ok || !g.lastID.Less(ID(s.st.LastID())) {
 		return false
 	}
 	found := false
-	s.walk(lo, MaxID, false, func(*block, ID, byte, int) bool {
+	s.walkLocked(lo, MaxID, false, func(*store.Block, sID, byte, int) bool {
 		found = true
 		return false
 	})
@@ -127,15 +107,11 @@ func (s *Stream) historyLocked(g *group, c *consumer, after ID, count int, now i
 	}
 	col := getCollector()
 	defer putCollector(col)
-	c.pel.ascend(lo, MaxID, func(id ID, _ *struct{}) bool {
+	c.pel.Ascend(sid(lo), sid(MaxID), func(sk sID, _ *struct{}) bool {
+		id := ID(sk)
 		if b, flags, body, ok := s.entryLocked(id); ok {
 			col.add(b, id, flags, body)
-			if rec := g.pel.get(id); rec != nil {
-				rec.deliveryMs = now
-				if rec.count < math.MaxInt64 {
-					rec.count++
-				}
-			}
+			s.redeliverLocked(g, id, now)
 		} else {
 			col.addDeleted(id)
 		}
@@ -240,9 +216,9 @@ type groupWait struct {
 
 // serveLocked delivers to a waiter that the caller moved to served.
 func (s *Stream) serveLocked(gw groupWait, now int64) {
-	c, _ := gw.g.consumerLocked(gw.w.consumer)
-	c.seenMs = now
-	gw.w.entries = s.deliverLocked(gw.g, c, gw.w.count, gw.w.noack, now)
+	c, _ := s.consumerLocked(gw.g, gw.w.consumer)
+	s.seeConsumerLocked(gw.g, c, now)
+	gw.w.entries = s.readNewLocked(gw.g, c, gw.w.count, gw.w.noack, now)
 	gw.w.stream = gw.idx
 	gw.w.ch <- struct{}{}
 }

@@ -1,9 +1,6 @@
 package xstream
 
-import (
-	"slices"
-	"sort"
-)
+import "sort"
 
 // beginReshard marks the stream UPDATING; it fails with ErrResourceInUse
 // when a reshard is already in progress.
@@ -109,19 +106,6 @@ func (ss *ShardedStream) openShardLocked(id string) (*shard, error) {
 	return sh, nil
 }
 
-// closeLocked closes an OPEN shard and removes it from the open list.
-func (ss *ShardedStream) closeLocked(sh *shard, now int64) int {
-	sh.s.mu.Lock()
-	sh.sealed = true
-	sh.endSeq = sh.s.lastID
-	sh.s.mu.Unlock()
-	sh.state = ShardClosed
-	sh.closed = now
-	i := ss.openIndexLocked(sh)
-	ss.open = slices.Delete(ss.open, i, i+1)
-	return i
-}
-
 // openIndexLocked returns the position of an OPEN shard in ss.open.
 func (ss *ShardedStream) openIndexLocked(sh *shard) int {
 	return sort.Search(len(ss.open), func(i int) bool {
@@ -131,12 +115,10 @@ func (ss *ShardedStream) openIndexLocked(sh *shard) int {
 
 // splitLocked splits sh at key (start < key <= end).
 func (ss *ShardedStream) splitLocked(sh *shard, key HashKey, now int64) (lo, hi *shard) {
-	i := ss.closeLocked(sh, now)
-	lo = ss.newShardLocked(HashKeyRange{sh.keys.StartingHashKey, key.sub(HashKey{0, 1})}, sh, nil, now)
-	hi = ss.newShardLocked(HashKeyRange{key, sh.keys.EndingHashKey}, sh, nil, now)
-	ss.open = slices.Insert(ss.open, i, lo, hi)
-	ss.publishLocked()
-	ss.epoch++
+	i := ss.closeShardLocked(sh, now)
+	lo = ss.createShardLocked(HashKeyRange{sh.keys.StartingHashKey, key.sub(HashKey{0, 1})}, sh, nil, now, i)
+	hi = ss.createShardLocked(HashKeyRange{key, sh.keys.EndingHashKey}, sh, nil, now, i+1)
+	ss.reshardedLocked()
 	return lo, hi
 }
 
@@ -146,12 +128,10 @@ func (ss *ShardedStream) mergeLocked(a, b *shard, now int64) *shard {
 	if b.keys.StartingHashKey.Less(a.keys.StartingHashKey) {
 		first, second = b, a
 	}
-	i := ss.closeLocked(first, now)
-	ss.closeLocked(second, now)
-	child := ss.newShardLocked(HashKeyRange{first.keys.StartingHashKey, second.keys.EndingHashKey}, a, b, now)
-	ss.open = slices.Insert(ss.open, i, child)
-	ss.publishLocked()
-	ss.epoch++
+	i := ss.closeShardLocked(first, now)
+	ss.closeShardLocked(second, now)
+	child := ss.createShardLocked(HashKeyRange{first.keys.StartingHashKey, second.keys.EndingHashKey}, a, b, now, i)
+	ss.reshardedLocked()
 	return child
 }
 

@@ -1,5 +1,7 @@
 package xstream
 
+import "github.com/xstreamgo/xstream/internal/store"
+
 // expireEvery is how often, in ms of record time, Put runs a retention
 // pass; reads and listings run one whenever the clock has moved.
 const expireEvery = 1000
@@ -34,18 +36,7 @@ func (ss *ShardedStream) expire(now int64, force bool) {
 		return
 	}
 	ss.mu.Lock()
-	for _, sh := range expiring {
-		sh.state = ShardExpired
-	}
-	live := ss.live[:0]
-	for _, sh := range ss.live {
-		if sh.state != ShardExpired {
-			live = append(live, sh)
-		}
-	}
-	clear(ss.live[len(live):])
-	ss.live = live
-	ss.epoch++
+	ss.expireShardsLocked(expiring)
 	ss.mu.Unlock()
 	ss.wakeReaders()
 }
@@ -63,15 +54,14 @@ func (sh *shard) dropBefore(cutoff uint64) {
 	s := sh.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.length == 0 || s.firstID.Ms >= cutoff {
+	if s.st.Len() == 0 || ID(s.st.FirstID()).Ms >= cutoff {
 		return
 	}
-	min := ID{cutoff, 0}
-	s.walk(ID{}, ID{cutoff - 1, ^uint64(0)}, true, func(_ *block, id ID, _ byte, _ int) bool {
-		if sh.trimmed.Less(id) {
-			sh.trimmed = id
+	s.walkLocked(ID{}, ID{cutoff - 1, ^uint64(0)}, true, func(_ *store.Block, id sID, _ byte, _ int) bool {
+		if sh.trimmed.Less(ID(id)) {
+			sh.setTrimmedLocked(ID(id))
 		}
 		return false
 	})
-	s.trimLocked(trimSpec{strategy: TrimMinID, minID: min})
+	s.trimLocked(trimSpec{strategy: TrimMinID, minID: ID{cutoff, 0}})
 }

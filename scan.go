@@ -24,7 +24,7 @@ func (s *Stream) Scan(start, end string) (iter.Seq2[ID, []Field], error) {
 		for {
 			c := getCollector()
 			s.mu.RLock()
-			s.collectRange(c, lo, hi, scanBatch, false)
+			s.collectRangeLocked(c, lo, hi, scanBatch, false)
 			s.mu.RUnlock()
 			batch := c.entries()
 			putCollector(c)

@@ -39,18 +39,12 @@ func (s *Stream) SetID(args SetIDArgs) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if n := len(s.blocks); n > 0 && last.Less(s.blocks[n-1].last) {
-		return errorf(ErrIDTooSmall, "last ID %s is smaller than the stream's top entry %s", last, s.blocks[n-1].last)
+	if top, ok := s.st.TopID(); ok && last.Less(ID(top)) {
+		return errorf(ErrIDTooSmall, "last ID %s is smaller than the stream's top entry %s", last, ID(top))
 	}
-	if args.EntriesAdded >= 0 && args.EntriesAdded < s.length {
-		return errorf(ErrInvalidArgument, "EntriesAdded %d is smaller than the stream's length %d", args.EntriesAdded, s.length)
+	if n := s.st.Len(); args.EntriesAdded >= 0 && args.EntriesAdded < n {
+		return errorf(ErrInvalidArgument, "EntriesAdded %d is smaller than the stream's length %d", args.EntriesAdded, n)
 	}
-	s.lastID = last
-	if args.EntriesAdded >= 0 {
-		s.entriesAdded = args.EntriesAdded
-	}
-	if !maxDel.IsZero() {
-		s.maxDeleted = maxDel
-	}
+	s.setLastLocked(last, args.EntriesAdded, maxDel)
 	return nil
 }

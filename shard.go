@@ -150,40 +150,13 @@ func NewShardedStream(args ShardedArgs, opts ...Option) (*ShardedStream, error) 
 		if i == args.Shards-1 {
 			r.EndingHashKey = MaxHashKey
 		}
-		ss.open = append(ss.open, ss.newShardLocked(r, nil, nil, ss.created))
+		ss.createShardLocked(r, nil, nil, ss.created, i)
 	}
 	ss.publishLocked()
 	return ss, nil
 }
 
 func (ss *ShardedStream) nowMs() int64 { return ss.cfg.clock().UnixMilli() }
-
-// newShardLocked makes a shard; its sequence numbers start above its
-// parents' and the time now.
-func (ss *ShardedStream) newShardLocked(r HashKeyRange, parent, adjacent *shard, now int64) *shard {
-	start := ID{uint64(max(now, 0)), 0}
-	for _, p := range []*shard{parent, adjacent} {
-		if p != nil && start.Less(p.endSeq) {
-			start = p.endSeq
-		}
-	}
-	sh := &shard{
-		num: len(ss.shards), id: shardID(len(ss.shards)), keys: r,
-		parent: parent, adjacent: adjacent,
-		s:        &Stream{cfg: ss.cfg, lastID: start},
-		startSeq: start, created: now,
-	}
-	sh.s.name = sh.id
-	for _, p := range []*shard{parent, adjacent} {
-		if p != nil {
-			p.children = append(p.children, sh)
-		}
-	}
-	ss.shards = append(ss.shards, sh)
-	ss.live = append(ss.live, sh)
-	ss.addGroupsLocked(sh)
-	return sh
-}
 
 // Status returns StreamUpdating while a reshard is in progress, else
 // StreamActive. O(1).
@@ -210,7 +183,7 @@ func (ss *ShardedStream) SetRetention(d time.Duration) error {
 		return errorf(ErrInvalidArgument, "retention must be > 0, got %s", d)
 	}
 	ss.mu.Lock()
-	ss.retention = d
+	ss.setRetentionLocked(d)
 	ss.mu.Unlock()
 	ss.expire(ss.nowMs(), true)
 	return nil
@@ -258,8 +231,8 @@ func (ss *ShardedStream) publishLocked() {
 }
 
 // add appends a record with an auto ID to the shard's stream, as
-// Stream.Add does (and waking readers as it does), unless the shard was
-// sealed by a reshard: then it reports false and adds nothing.
+// Stream.Add does, unless the shard was sealed by a reshard: then it
+// reports false and adds nothing.
 func (sh *shard) add(fields []Field) (ID, bool, error) {
 	s := sh.s
 	nowMs := s.cfg.idMs()
@@ -268,12 +241,11 @@ func (sh *shard) add(fields []Field) (ID, bool, error) {
 	if sh.sealed {
 		return ID{}, false, nil
 	}
-	if s.lastID == MaxID {
-		return ID{}, true, errorf(ErrStreamExhausted, "shard %s: last ID is %s", sh.id, s.lastID)
+	id, err := s.autoIDLocked(nowMs)
+	if err != nil {
+		return ID{}, true, err
 	}
-	id := s.autoIDLocked(nowMs)
-	s.appendLocked(id, fields)
-	s.notifyLocked()
+	s.addEntryLocked(id, fields, nil)
 	return id, true, nil
 }
 

@@ -61,10 +61,7 @@ func (ss *ShardedStream) CreateGroup(name string, opts ShardGroupOptions) error 
 	if _, ok := ss.groups[name]; ok {
 		return errorf(ErrGroupExists, "group %q of the sharded stream", name)
 	}
-	if ss.groups == nil {
-		ss.groups = map[string]*shardGroup{}
-	}
-	ss.groups[name] = &shardGroup{strict: opts.StrictOrder}
+	ss.createGroupLocked(name, opts.StrictOrder)
 	for _, sh := range ss.live {
 		ss.addGroupLocked(sh, name)
 	}

@@ -3,11 +3,12 @@ package xstream
 import (
 	"errors"
 	"math"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/armon/go-radix"
+
+	"github.com/xstreamgo/xstream/internal/store"
 )
 
 // Field is one field/value pair of an entry. Names and values are
@@ -72,16 +73,7 @@ type Stream struct {
 	name string
 	cfg  config
 
-	blocks    []*block // ordered by ID
-	firsts    []ID     // firsts[i] is blocks[i].firstID(); changed with blocks
-	open      *block   // the last block, while it takes new entries
-	openNames []string // field names of open's master entry
-
-	length       int64
-	lastID       ID // last ID generated (XINFO last-generated-id)
-	firstID      ID // recorded-first-entry-id
-	maxDeleted   ID // max-deleted-entry-id
-	entriesAdded int64
+	st store.Blocks // the entries; changed only by the operations of ops.go
 
 	waiters waitList
 	removed bool // removed from its DB: DB calls look the name up again
@@ -92,8 +84,21 @@ type Stream struct {
 
 // NewStream returns an empty stream.
 func NewStream(opts ...Option) *Stream {
-	return &Stream{cfg: newConfig(opts)}
+	return newStream("", newConfig(opts))
 }
+
+// newStream makes every Stream: alone, in a DB or as a shard.
+func newStream(name string, cfg config) *Stream {
+	s := &Stream{name: name, cfg: cfg}
+	if testHookNewStream != nil {
+		testHookNewStream(s)
+	}
+	return s
+}
+
+// testHookNewStream, set by tests, sees every new Stream (to check its
+// invariants after the test).
+var testHookNewStream func(*Stream)
 
 // Name returns the stream's name in its DB, or "" for a stream made by
 // NewStream.
@@ -103,7 +108,7 @@ func (s *Stream) Name() string { return s.name }
 func (s *Stream) Len() int64 {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return s.length
+	return s.st.Len()
 }
 
 // LastID returns the last ID generated in the stream (0-0 for a new
@@ -111,7 +116,7 @@ func (s *Stream) Len() int64 {
 func (s *Stream) LastID() ID {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return s.lastID
+	return ID(s.st.LastID())
 }
 
 // AddArgs holds the arguments of Add besides the fields.
@@ -171,12 +176,13 @@ func (s *Stream) add(args AddArgs, fields []Field, inDB bool) (ID, error) {
 		}
 		explicit = true
 	}
-	var trim trimSpec // TrimNone
+	var trim *trimSpec
 	if args.Trim != (TrimArgs{}) {
-		var err error
-		if trim, err = args.Trim.parse(); err != nil {
+		t, err := args.Trim.parse()
+		if err != nil {
 			return ID{}, err
 		}
+		trim = &t
 	}
 
 	s.mu.Lock()
@@ -184,43 +190,79 @@ func (s *Stream) add(args AddArgs, fields []Field, inDB bool) (ID, error) {
 	if inDB && s.removed {
 		return ID{}, errRemoved
 	}
-	if s.lastID == MaxID {
-		return ID{}, errorf(ErrStreamExhausted, "last ID is %s", s.lastID)
-	}
 	var id ID
-	switch {
-	case !explicit:
-		id = s.autoIDLocked(nowMs)
-	case seqGiven:
-		id = want
-	case want.Ms == s.lastID.Ms:
-		if s.lastID.Seq == math.MaxUint64 {
-			return ID{}, errorf(ErrIDTooSmall, "%q: sequence of %d exhausted (last ID %s)", args.ID, want.Ms, s.lastID)
+	var err error
+	if explicit {
+		id, err = s.explicitIDLocked(args.ID, want, seqGiven)
+	} else {
+		id, err = s.autoIDLocked(nowMs)
+	}
+	if err != nil {
+		return ID{}, err
+	}
+	s.addEntryLocked(id, fields, trim)
+	return id, nil
+}
+
+// explicitIDLocked resolves the ID an explicit Add asks for: want, or with
+// a "ms-*" ID (seqGiven false) the next sequence in want's millisecond. It
+// fails with ErrIDTooSmall when the result is not above the last ID, and
+// with ErrStreamExhausted when the last ID is MaxID.
+func (s *Stream) explicitIDLocked(raw string, want ID, seqGiven bool) (ID, error) {
+	last := ID(s.st.LastID())
+	if last == MaxID {
+		return ID{}, s.exhausted()
+	}
+	id := want
+	if !seqGiven && want.Ms == last.Ms {
+		if last.Seq == math.MaxUint64 {
+			return ID{}, errorf(ErrIDTooSmall, "%q: sequence of %d exhausted (last ID %s)", raw, want.Ms, last)
 		}
-		id = ID{want.Ms, s.lastID.Seq + 1}
-	default:
-		id = want
+		id = ID{want.Ms, last.Seq + 1}
 	}
-	if !s.lastID.Less(id) {
-		return ID{}, errorf(ErrIDTooSmall, "%q resolves to %s, last ID is %s", args.ID, id, s.lastID)
+	if !last.Less(id) {
+		return ID{}, errorf(ErrIDTooSmall, "%q resolves to %s, last ID is %s", raw, id, last)
 	}
-	s.appendLocked(id, fields)
-	if trim.strategy != TrimNone {
-		s.trimLocked(trim)
-	}
-	s.notifyLocked()
 	return id, nil
 }
 
 // autoIDLocked returns the ID an auto-ID Add made at nowMs gives: nowMs-0,
-// or the next after the last ID when the clock has not passed it. The
-// caller has checked that the last ID is not MaxID.
-func (s *Stream) autoIDLocked(nowMs uint64) ID {
-	if nowMs > s.lastID.Ms {
-		return ID{nowMs, 0}
+// or the next after the last ID when the clock has not passed it. It fails
+// with ErrStreamExhausted when the last ID is MaxID.
+func (s *Stream) autoIDLocked(nowMs uint64) (ID, error) {
+	last := ID(s.st.LastID())
+	if nowMs > last.Ms {
+		return ID{nowMs, 0}, nil
 	}
-	id, _ := s.lastID.Next()
-	return id
+	id, ok := last.Next()
+	if !ok {
+		return ID{}, s.exhausted()
+	}
+	return id, nil
+}
+
+func (s *Stream) exhausted() error {
+	return errorf(ErrStreamExhausted, "%slast ID is %s", s.namePrefix(), MaxID)
+}
+
+// addEntryLocked is the last step of every add (Stream.Add, DB.Add, a
+// sharded stream's Put): it appends the entry, whose ID is above the last
+// one, trims when trim is not nil, and serves blocked readers.
+func (s *Stream) addEntryLocked(id ID, fields []Field, trim *trimSpec) {
+	s.appendLocked(id, fields)
+	if trim != nil && trim.strategy != TrimNone {
+		s.trimLocked(*trim)
+	}
+	s.notifyLocked()
+}
+
+// namePrefix returns "name: " for messages, or "" for a stream without a
+// name.
+func (s *Stream) namePrefix() string {
+	if s.name == "" {
+		return ""
+	}
+	return s.name + ": "
 }
 
 // notifyLocked serves the readers waiting for new entries: blocked group
@@ -230,145 +272,11 @@ func (s *Stream) notifyLocked() {
 	s.waiters.wake()
 }
 
-// appendLocked stores an entry; id is greater than every stored ID.
-func (s *Stream) appendLocked(id ID, fields []Field) {
-	tail := s.open
-	var msd, seq uint64
-	same := false
-	if tail != nil {
-		msd, seq = tail.idDelta(id)
-		same = sameNames(s.openNames, fields)
-		if !tail.fits(entrySize(msd, seq, same, fields)) {
-			tail.seal()
-			tail = nil
-		}
-	}
-	if tail == nil {
-		tail = newBlock(id, fields)
-		s.blocks = append(s.blocks, tail)
-		s.firsts = append(s.firsts, id)
-		s.open = tail
-		names := make([]string, len(fields))
-		for i, f := range fields {
-			names[i] = strings.Clone(f.Name) // not a part of a caller's larger string
-		}
-		s.openNames = names
-		msd, seq, same = 0, 0, true
-	}
-	tail.append(id, msd, seq, same, fields)
-	if s.length == 0 {
-		s.firstID = id
-	}
-	s.length++
-	s.lastID = id
-	s.entriesAdded++
-}
-
-// blockFor returns the index of the last block whose first ID is <= id, or
-// -1 if there is none. O(log blocks).
-//
-// It is a binary search over the contiguous firsts that, while it compares
-// at one level, already loads the two places the next level may look at
-// and the block pointer it may end on: the loads do not depend on the
-// comparison, so in a large stream their cache misses overlap instead of
-// coming one after another. x gathers what they load; it feeds the result
-// through a term that is always 0 (len(f) < 1<<48) so that they stay.
-func (s *Stream) blockFor(id ID) int {
-	f := s.firsts
-	if len(f) == 0 || id.Less(f[0]) {
-		return -1
-	}
-	var x uint64
-	base, n := 0, len(f) // the answer is in [base, base+n)
-	for n > 1 {
-		half := n >> 1
-		next := (n - half) >> 1
-		x += f[base+next].Ms + f[base+half+next].Ms
-		if s.blocks[base+half] == nil {
-			x++
-		}
-		if !id.Less(f[base+half]) {
-			base += half
-		}
-		n -= half
-	}
-	return base + int(x>>63&uint64(len(f)>>48))
-}
-
-// cursor addresses entry i of block bi.
-type cursor struct{ bi, i int }
-
-// seekGE returns the position of the first stored entry (deleted or not)
-// with ID >= id.
-func (s *Stream) seekGE(id ID) cursor {
-	bi := s.blockFor(id)
-	if bi < 0 {
-		return cursor{0, 0}
-	}
-	b := s.blocks[bi]
-	i := b.search(id)
-	if i == len(b.offs) {
-		return cursor{bi + 1, 0}
-	}
-	return cursor{bi, i}
-}
-
-// seekLE returns the position of the last stored entry with ID <= id;
-// bi is -1 when there is none.
-func (s *Stream) seekLE(id ID) cursor {
-	bi := s.blockFor(id)
-	if bi < 0 {
-		return cursor{-1, 0}
-	}
-	b := s.blocks[bi]
-	var i int
-	if id == MaxID {
-		i = len(b.offs)
-	} else {
-		next, _ := id.Next()
-		i = b.search(next)
-	}
-	// i > 0: the block's first ID is <= id.
-	return cursor{bi, i - 1}
-}
-
-// walk calls fn for each live entry with lo <= ID <= hi, in ascending (or,
-// with rev, descending) order, until fn returns false. It holds no lock:
-// the caller holds at least the read lock.
-func (s *Stream) walk(lo, hi ID, rev bool, fn func(b *block, id ID, flags byte, body int) bool) {
-	if hi.Less(lo) || s.length == 0 {
-		return
-	}
-	if !rev {
-		for c := s.seekGE(lo); c.bi < len(s.blocks); c.bi, c.i = c.bi+1, 0 {
-			b := s.blocks[c.bi]
-			for ; c.i < len(b.offs); c.i++ {
-				id, flags, body := b.at(c.i)
-				if hi.Less(id) {
-					return
-				}
-				if flags&flagDeleted == 0 && !fn(b, id, flags, body) {
-					return
-				}
-			}
-		}
-		return
-	}
-	for c := s.seekLE(hi); c.bi >= 0; c.bi-- {
-		b := s.blocks[c.bi]
-		if c.i < 0 {
-			c.i = len(b.offs) - 1
-		}
-		for ; c.i >= 0; c.i-- {
-			id, flags, body := b.at(c.i)
-			if id.Less(lo) {
-				return
-			}
-			if flags&flagDeleted == 0 && !fn(b, id, flags, body) {
-				return
-			}
-		}
-	}
+// walkLocked calls fn for each live entry with lo <= ID <= hi, in ascending (or,
+// with rev, descending) order, until fn returns false (see
+// store.Blocks.Walk). The caller holds at least the read lock.
+func (s *Stream) walkLocked(lo, hi ID, rev bool, fn func(b *store.Block, id store.ID, flags byte, body int) bool) {
+	s.st.Walk(store.ID(lo), store.ID(hi), rev, fn)
 }
 
 // Range returns the entries with start <= ID <= end in ascending order, at
@@ -399,15 +307,15 @@ func (s *Stream) rangeGeneric(start, end string, count int, rev bool) ([]Entry, 
 	c := getCollector()
 	defer putCollector(c)
 	s.mu.RLock()
-	s.collectRange(c, lo, hi, count, rev)
+	s.collectRangeLocked(c, lo, hi, count, rev)
 	s.mu.RUnlock()
 	return c.entries(), nil
 }
 
-// collectRange gathers up to count (0: all) entries of [lo, hi] into c.
-func (s *Stream) collectRange(c *collector, lo, hi ID, count int, rev bool) {
-	s.walk(lo, hi, rev, func(b *block, id ID, flags byte, body int) bool {
-		c.add(b, id, flags, body)
+// collectRangeLocked gathers up to count (0: all) entries of [lo, hi] into c.
+func (s *Stream) collectRangeLocked(c *collector, lo, hi ID, count int, rev bool) {
+	s.walkLocked(lo, hi, rev, func(b *store.Block, id store.ID, flags byte, body int) bool {
+		c.add(b, ID(id), flags, body)
 		return count == 0 || len(c.ids) < count
 	})
 }

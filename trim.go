@@ -1,5 +1,7 @@
 package xstream
 
+import "github.com/xstreamgo/xstream/internal/store"
+
 // TrimStrategy says how TrimArgs bounds a stream.
 type TrimStrategy uint8
 
@@ -99,144 +101,33 @@ func (s *Stream) Trim(args TrimArgs) (int64, error) {
 	return s.trimLocked(spec), nil
 }
 
-// trimLocked applies spec, as Redis's streamTrim does. A block the trim
-// passes whole is dropped at once under KeepRef; under DelRef and Acked
-// its entries are looked at one by one (Acked keeps those a group still
-// refers to), and the trim goes on to the next block. In the block where
-// the trim ends, entries are deleted one by one unless spec.approx asks
-// for whole blocks only, which KeepRef alone honours there.
+// trimLocked applies spec, as Redis's streamTrim does, and returns how
+// many entries it removed. Under KeepRef the trim removes a prefix of the
+// entries: blocks it passes whole go at once, and in the block where it
+// ends entries go one by one unless spec.approx asks for whole blocks
+// only. Under DelRef and Acked it goes entry by entry through every block
+// it passes (Acked keeps the entries a group still refers to).
 func (s *Stream) trimLocked(spec trimSpec) int64 {
-	var deleted int64
-	var emptied []int // blocks left with no live entry, ascending
-	for bi, b := range s.blocks {
-		if spec.strategy == TrimMaxLen && s.length <= spec.maxLen {
-			break
-		}
-		entries := int64(b.live)
-		if spec.limit != 0 && deleted+entries > spec.limit {
-			break
-		}
-		var whole bool
-		if spec.strategy == TrimMaxLen {
-			whole = s.length-entries >= spec.maxLen
-		} else {
-			whole = b.last.Less(spec.minID)
-		}
-		if spec.policy == KeepRef {
-			if whole {
-				s.length -= entries
-				deleted += entries
-				emptied = append(emptied, bi)
-				continue
-			}
-			if spec.approx {
-				break
-			}
-		}
-		deleted += s.trimBlockLocked(b, spec)
-		if b.live == 0 {
-			emptied = append(emptied, bi)
-		}
-		if !whole {
-			break
-		}
+	ts := store.TrimSpec{
+		ByMinID: spec.strategy == TrimMinID, MinID: store.ID(spec.minID),
+		MaxLen: spec.maxLen, Approx: spec.approx, Limit: spec.limit,
 	}
-	s.removeBlocks(emptied)
-	if deleted > 0 {
-		s.refreshFirst()
-	}
-	return deleted
-}
-
-// trimBlockLocked deletes the live entries of b that spec trims, one by
-// one from the first, and returns how many it deleted.
-func (s *Stream) trimBlockLocked(b *block, spec trimSpec) int64 {
-	var deleted int64
-	for i := range b.offs {
-		id, flags, _ := b.at(i)
-		if spec.strategy == TrimMaxLen && s.length <= spec.maxLen ||
-			spec.strategy == TrimMinID && !id.Less(spec.minID) {
-			break
+	if spec.policy == KeepRef {
+		upTo, n := s.st.PlanTrim(ts)
+		if n > 0 {
+			s.trimToLocked(ID(upTo))
 		}
-		if flags&flagDeleted != 0 {
-			continue
-		}
-		switch spec.policy {
-		case Acked:
-			if s.referencedLocked(id) {
-				continue
-			}
-		case DelRef:
-			s.dropRefsLocked(id)
-		}
-		b.markDeleted(i)
-		s.length--
-		deleted++
+		return n
 	}
-	return deleted
-}
-
-// removeBlocks frees the blocks at the ascending indexes idx, which have
-// no live entry left (or are dropped whole).
-func (s *Stream) removeBlocks(idx []int) {
-	if len(idx) == 0 {
-		return
+	var keep func(store.ID) bool
+	if spec.policy == Acked {
+		keep = func(id store.ID) bool { return s.referencedLocked(ID(id)) }
 	}
-	if idx[len(idx)-1] == len(idx)-1 {
-		s.dropHead(len(idx)) // the usual case: a prefix, dropped in O(n)
-		return
+	ids := s.st.PlanTrimEach(ts, keep)
+	for _, id := range ids {
+		s.trimEntryLocked(ID(id), spec.policy == DelRef)
 	}
-	k, j := 0, 0
-	for i, b := range s.blocks {
-		if j < len(idx) && idx[j] == i {
-			if b == s.open {
-				s.open, s.openNames = nil, nil
-			}
-			j++
-			continue
-		}
-		s.blocks[k], s.firsts[k] = b, s.firsts[i]
-		k++
-	}
-	clear(s.blocks[k:])
-	s.blocks, s.firsts = s.blocks[:k], s.firsts[:k]
-	if k == 0 {
-		s.blocks, s.firsts = nil, nil
-	}
-}
-
-// dropHead frees the first n blocks.
-func (s *Stream) dropHead(n int) {
-	for i := range n {
-		if s.blocks[i] == s.open {
-			s.open, s.openNames = nil, nil
-		}
-		s.blocks[i] = nil
-	}
-	s.blocks, s.firsts = s.blocks[n:], s.firsts[n:]
-	if len(s.blocks) == 0 {
-		s.blocks, s.firsts = nil, nil
-	}
-}
-
-// removeBlock frees block bi, which has no live entry left.
-func (s *Stream) removeBlock(bi int) {
-	if s.blocks[bi] == s.open {
-		s.open, s.openNames = nil, nil
-	}
-	copy(s.blocks[bi:], s.blocks[bi+1:])
-	s.blocks[len(s.blocks)-1] = nil
-	s.blocks = s.blocks[:len(s.blocks)-1]
-	s.firsts = append(s.firsts[:bi], s.firsts[bi+1:]...)
-}
-
-// refreshFirst recomputes the recorded first entry ID (0-0 when empty).
-func (s *Stream) refreshFirst() {
-	s.firstID = ID{}
-	s.walk(ID{}, MaxID, false, func(_ *block, id ID, _ byte, _ int) bool {
-		s.firstID = id
-		return false
-	})
+	return int64(len(ids))
 }
 
 // Delete removes the entries with the given IDs and returns how many
@@ -246,52 +137,17 @@ func (s *Stream) refreshFirst() {
 // first-entry ID right; a block left with no entry is freed. Each ID costs
 // O(log N).
 func (s *Stream) Delete(ids ...string) (int64, error) {
-	parsed := make([]ID, len(ids))
-	for i, str := range ids {
-		id, err := ParseID(str)
-		if err != nil {
-			return 0, err
-		}
-		parsed[i] = id
+	parsed, err := parseIDs(ids)
+	if err != nil {
+		return 0, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.deleteLocked(parsed), nil
-}
-
-func (s *Stream) deleteLocked(ids []ID) int64 {
 	var deleted int64
-	first := false
-	for _, id := range ids {
-		if !s.deleteOne(id) {
-			continue
+	for _, id := range parsed {
+		if s.deleteEntryLocked(id) {
+			deleted++
 		}
-		deleted++
-		if s.maxDeleted.Less(id) {
-			s.maxDeleted = id
-		}
-		first = first || id == s.firstID
 	}
-	if deleted > 0 && (first || s.length == 0) {
-		s.refreshFirst()
-	}
-	return deleted
-}
-
-// deleteOne marks id deleted; it reports whether it was a live entry.
-func (s *Stream) deleteOne(id ID) bool {
-	bi := s.blockFor(id)
-	if bi < 0 {
-		return false
-	}
-	b := s.blocks[bi]
-	i := b.search(id)
-	if i == len(b.offs) || b.idAt(i) != id || !b.markDeleted(i) {
-		return false
-	}
-	s.length--
-	if b.live == 0 {
-		s.removeBlock(bi)
-	}
-	return true
+	return deleted, nil
 }

@@ -1,6 +1,7 @@
 package xstream
 
 import (
+	"github.com/xstreamgo/xstream/internal/store"
 	"strconv"
 	"testing"
 
@@ -82,47 +83,47 @@ func TestDeleteRejectsBadIDs(t *testing.T) {
 
 func TestDeleteFreesEmptyBlocks(t *testing.T) {
 	s := NewStream()
-	for i := 1; i <= 3*blockMaxEntries; i++ {
+	for i := 1; i <= 3*store.BlockMaxEntries; i++ {
 		mustAdd(t, s, strconv.Itoa(i))
 	}
 	blocks := s.Info().RadixTreeKeys
 	require.GreaterOrEqual(t, blocks, 3)
 	// Delete every entry of the second block.
-	b := s.blocks[1]
+	b := blocksOf(s)[1]
 	var del []string
-	for i := range b.offs {
-		del = append(del, b.idAt(i).String())
+	for i := range b.Len() {
+		del = append(del, ID(b.IDAt(i)).String())
 	}
 	n, err := s.Delete(del...)
 	require.NoError(t, err)
 	assert.EqualValues(t, len(del), n)
 	assert.Equal(t, blocks-1, s.Info().RadixTreeKeys)
-	assert.NotContains(t, s.blocks, b)
+	assert.NotContains(t, blocksOf(s), b)
 	// The neighbours are intact.
 	got, err := s.Range("-", "+", 0)
 	require.NoError(t, err)
-	assert.Len(t, got, 3*blockMaxEntries-len(del))
+	assert.Len(t, got, 3*store.BlockMaxEntries-len(del))
 	// Deleting the open (last) block, then adding again.
-	last := s.blocks[len(s.blocks)-1]
+	last := blocksOf(s)[len(blocksOf(s))-1]
 	del = del[:0]
-	for i := range last.offs {
-		del = append(del, last.idAt(i).String())
+	for i := range last.Len() {
+		del = append(del, ID(last.IDAt(i)).String())
 	}
 	_, err = s.Delete(del...)
 	require.NoError(t, err)
-	id := mustAdd(t, s, strconv.Itoa(10*blockMaxEntries))
+	id := mustAdd(t, s, strconv.Itoa(10*store.BlockMaxEntries))
 	got, err = s.RevRange("+", "-", 2)
 	require.NoError(t, err)
 	require.Len(t, got, 2)
 	assert.Equal(t, id, got[0].ID)
-	assert.True(t, got[1].ID.Less(last.firstID()))
+	assert.True(t, got[1].ID.Less(ID(last.FirstID())))
 }
 
 // blockLives returns the number of live entries of each block.
 func blockLives(s *Stream) []int64 {
-	out := make([]int64, len(s.blocks))
-	for i, b := range s.blocks {
-		out[i] = int64(b.live)
+	out := make([]int64, len(blocksOf(s)))
+	for i, b := range blocksOf(s) {
+		out[i] = int64(b.Live())
 	}
 	return out
 }
@@ -245,10 +246,10 @@ func TestTrimApproxMaxLen(t *testing.T) {
 			assert.LessOrEqual(t, n, c.limit)
 		}
 		requireIDs(t, s, int(n)+1, 250)
-		assert.Equal(t, lives[len(lives)-len(s.blocks):], blockLives(s), "only whole blocks go")
+		assert.Equal(t, lives[len(lives)-len(blocksOf(s)):], blockLives(s), "only whole blocks go")
 	}
 	// With the default block size the numbers are these.
-	if blockMaxEntries == 100 {
+	if store.BlockMaxEntries == 100 {
 		s := sizedStream(t, 250)
 		n, err := s.Trim(TrimArgs{Strategy: TrimMaxLen, MaxLen: 120, Approx: true})
 		require.NoError(t, err)

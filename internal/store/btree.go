@@ -1,6 +1,6 @@
-package xstream
+package store
 
-// btree is an ordered map from ID to V: a B-tree whose nodes hold up to
+// BTree is an ordered map from ID to V: a B-tree whose nodes hold up to
 // btMaxItems items each, so insert, delete and seek are O(log n). The
 // pending entries lists of consumer groups use it.
 //
@@ -8,7 +8,7 @@ package xstream
 // full node (the common case: IDs arrive in increasing order), leaving the
 // left node nearly full instead of half full, so a list built in order
 // takes about one item slot per item.
-type btree[V any] struct {
+type BTree[V any] struct {
 	root *btNode[V]
 	n    int
 	free [2][]*btNode[V] // spare leaf and inner nodes, for reuse
@@ -37,7 +37,7 @@ type btNode[V any] struct {
 }
 
 // newNode returns an empty node, a spare one if there is one.
-func (t *btree[V]) newNode(leaf bool) *btNode[V] {
+func (t *BTree[V]) newNode(leaf bool) *btNode[V] {
 	k := 0
 	if !leaf {
 		k = 1
@@ -56,7 +56,7 @@ func (t *btree[V]) newNode(leaf bool) *btNode[V] {
 }
 
 // freeNode keeps an emptied node for reuse, up to btSpare of each kind.
-func (t *btree[V]) freeNode(n *btNode[V]) {
+func (t *BTree[V]) freeNode(n *btNode[V]) {
 	k := 0
 	if !n.leaf() {
 		k = 1
@@ -87,11 +87,11 @@ func (n *btNode[V]) find(id ID) (int, bool) {
 }
 
 // Len returns the number of items. O(1).
-func (t *btree[V]) Len() int { return t.n }
+func (t *BTree[V]) Len() int { return t.n }
 
-// get returns a pointer to the value of id, valid until the next change of
+// Get returns a pointer to the value of id, valid until the next change of
 // the tree, or nil. O(log n).
-func (t *btree[V]) get(id ID) *V {
+func (t *BTree[V]) Get(id ID) *V {
 	n := t.root
 	for n != nil {
 		i, ok := n.find(id)
@@ -106,10 +106,10 @@ func (t *btree[V]) get(id ID) *V {
 	return nil
 }
 
-// insert stores v under id unless id is there already. It returns a
+// Insert stores v under id unless id is there already. It returns a
 // pointer to the value stored under id (valid until the next change of the
 // tree) and whether id was new. O(log n).
-func (t *btree[V]) insert(id ID, v V) (*V, bool) {
+func (t *BTree[V]) Insert(id ID, v V) (*V, bool) {
 	if l := t.last; l != nil && len(l.items) > 0 && len(l.items) < btMaxItems && l.items[len(l.items)-1].id.Less(id) {
 		l.items = append(l.items, btItem[V]{v: v, id: id})
 		t.n++
@@ -134,7 +134,7 @@ func (t *btree[V]) insert(id ID, v V) (*V, bool) {
 // splitKid splits the full kid i. id is the ID about to be inserted: when
 // it goes after every item of the kid, the split keeps the left part
 // nearly full.
-func (t *btree[V]) splitKid(n *btNode[V], i int, id ID) {
+func (t *BTree[V]) splitKid(n *btNode[V], i int, id ID) {
 	t.last = nil
 	kid := n.kids[i]
 	at := btMinItems
@@ -161,7 +161,7 @@ func (t *btree[V]) splitKid(n *btNode[V], i int, id ID) {
 
 // insertAt puts (id, v) into the subtree of n, which is not full, unless
 // id is there.
-func (t *btree[V]) insertAt(n *btNode[V], id ID, v V) (*V, bool) {
+func (t *BTree[V]) insertAt(n *btNode[V], id ID, v V) (*V, bool) {
 	rightmost := true
 	for {
 		i, ok := n.find(id)
@@ -191,9 +191,9 @@ func (t *btree[V]) insertAt(n *btNode[V], id ID, v V) (*V, bool) {
 	}
 }
 
-// delete removes id; it returns its value and whether it was there.
+// Delete removes id; it returns its value and whether it was there.
 // O(log n).
-func (t *btree[V]) delete(id ID) (V, bool) {
+func (t *BTree[V]) Delete(id ID) (V, bool) {
 	var zero V
 	if t.root == nil {
 		return zero, false
@@ -221,7 +221,7 @@ func (t *btree[V]) delete(id ID) (V, bool) {
 // remove deletes id (or, with max, the largest item) from the subtree of
 // n. Before going down into a kid it makes sure the kid has more than
 // btMinItems items, so that a removal never leaves a node short.
-func (t *btree[V]) remove(n *btNode[V], id ID, max bool) (V, bool) {
+func (t *BTree[V]) remove(n *btNode[V], id ID, max bool) (V, bool) {
 	var zero V
 	for {
 		var i int
@@ -273,7 +273,7 @@ func (n *btNode[V]) maxItem() btItem[V] {
 
 // grow gives kid i more than btMinItems items, borrowing from a sibling or
 // merging with one.
-func (t *btree[V]) grow(n *btNode[V], i int) {
+func (t *BTree[V]) grow(n *btNode[V], i int) {
 	t.last = nil
 	kid := n.kids[i]
 	switch {
@@ -326,9 +326,9 @@ func (t *btree[V]) grow(n *btNode[V], i int) {
 	}
 }
 
-// ceil returns the smallest ID >= id with a pointer to its value, or
+// Ceil returns the smallest ID >= id with a pointer to its value, or
 // ok false. O(log n).
-func (t *btree[V]) ceil(id ID) (ID, *V, bool) {
+func (t *BTree[V]) Ceil(id ID) (ID, *V, bool) {
 	var best *btItem[V]
 	n := t.root
 	for n != nil {
@@ -350,9 +350,9 @@ func (t *btree[V]) ceil(id ID) (ID, *V, bool) {
 	return best.id, &best.v, true
 }
 
-// min and max return the smallest and largest IDs; ok is false when the
+// Min and Max return the smallest and largest IDs; ok is false when the
 // tree is empty. O(log n).
-func (t *btree[V]) min() (ID, bool) {
+func (t *BTree[V]) Min() (ID, bool) {
 	n := t.root
 	if t.n == 0 {
 		return ID{}, false
@@ -363,16 +363,16 @@ func (t *btree[V]) min() (ID, bool) {
 	return n.items[0].id, true
 }
 
-func (t *btree[V]) max() (ID, bool) {
+func (t *BTree[V]) Max() (ID, bool) {
 	if t.n == 0 {
 		return ID{}, false
 	}
 	return t.root.maxItem().id, true
 }
 
-// ascend calls fn for each item with from <= ID <= to, in order, until fn
+// Ascend calls fn for each item with from <= ID <= to, in order, until fn
 // returns false. fn must not change the tree. O(log n + items visited).
-func (t *btree[V]) ascend(from, to ID, fn func(id ID, v *V) bool) {
+func (t *BTree[V]) Ascend(from, to ID, fn func(id ID, v *V) bool) {
 	if t.root != nil {
 		t.root.ascend(from, to, fn)
 	}

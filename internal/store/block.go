@@ -1,11 +1,11 @@
-package xstream
+package store
 
 import "encoding/binary"
 
 // Storage.
 //
 // A stream keeps its entries in blocks, as Redis keeps them in listpack
-// nodes: a block holds up to blockMaxEntries entries in one pointer-free
+// nodes: a block holds up to BlockMaxEntries entries in one pointer-free
 // byte slice. The block's first ("master") entry records the field names;
 // a later entry with the same field names stores only its values. Entry IDs
 // are stored as small deltas from the block's first ID. An offset table
@@ -25,28 +25,32 @@ import "encoding/binary"
 //	entry:   flags byte
 //	         uvarint msDelta             ms - first.Ms
 //	         uvarint seq                 seq - first.Seq when msDelta == 0, else seq
-//	         flagSame:  n × (uvarint len, value bytes)
+//	         FlagSame:  n × (uvarint len, value bytes)
 //	         otherwise: uvarint k, k × (name, value)
 //
-// A deleted entry keeps its bytes with flagDeleted set; a block whose
+// A deleted entry keeps its bytes with FlagDeleted set; a block whose
 // entries are all deleted is freed.
 
+// A block takes at most BlockMaxEntries entries and, past its first
+// entry, BlockMaxBytes bytes of entries (Redis's stream-node-max-entries
+// and stream-node-max-bytes defaults).
 const (
-	blockMaxEntries = 100
-	blockMaxBytes   = 4096
+	BlockMaxEntries = 100
+	BlockMaxBytes   = 4096
 )
 
+// The flags byte of an entry.
 const (
-	flagDeleted = 1 << iota
-	flagSame
+	FlagDeleted = 1 << iota // the entry was deleted
+	FlagSame                // the entry has the master field names
 )
 
-// block is one storage block. Its first ID lives in data rather than in
+// Block is one storage block. Its first ID lives in data rather than in
 // the struct: the struct then takes an 80-byte allocation instead of 96,
 // and as the garbage collector scans every block struct, that keeps the
-// scanned heap under one byte per entry. Stream.firsts has the first IDs
+// scanned heap under one byte per entry. Blocks.firsts has the first IDs
 // for seeks.
-type block struct {
+type Block struct {
 	data  []byte   // header, then entries
 	offs  []uint32 // idKey<<16 | offset: entry i starts at data[hdr+uint16(offs[i])]
 	last  ID       // ID of the last entry put in the block
@@ -55,11 +59,28 @@ type block struct {
 	live  int32    // entries not deleted
 }
 
-// firstIDLen is the size of the first ID at the start of a block's data.
-const firstIDLen = 16
+// FirstIDLen is the size of the first ID at the start of a block's data.
+const FirstIDLen = 16
 
-// firstID returns the ID of the first entry ever put in the block.
-func (b *block) firstID() ID {
+// Len returns the number of entries in the block, deleted ones included.
+func (b *Block) Len() int { return len(b.offs) }
+
+// Live returns the number of entries not deleted.
+func (b *Block) Live() int { return int(b.live) }
+
+// Last returns the ID of the last entry put in the block, deleted or not.
+func (b *Block) Last() ID { return b.last }
+
+// Data returns the block's bytes (see the layout above). The caller must
+// not change them.
+func (b *Block) Data() []byte { return b.data }
+
+// MasterCount returns the number of master field names; they follow the
+// first ID in Data as n × (uvarint len, bytes), after a uvarint n.
+func (b *Block) MasterCount() int { return int(b.nmast) }
+
+// FirstID returns the ID of the first entry ever put in the block.
+func (b *Block) FirstID() ID {
 	return ID{binary.LittleEndian.Uint64(b.data), binary.LittleEndian.Uint64(b.data[8:])}
 }
 
@@ -73,8 +94,8 @@ func uvarintLen(x uint64) int {
 }
 
 // idDelta encodes id relative to the block's first ID.
-func (b *block) idDelta(id ID) (msd, seq uint64) {
-	first := b.firstID()
+func (b *Block) idDelta(id ID) (msd, seq uint64) {
+	first := b.FirstID()
 	msd = id.Ms - first.Ms
 	if msd == 0 {
 		return 0, id.Seq - first.Seq
@@ -111,19 +132,19 @@ func entrySize(msd, seq uint64, same bool, fields []Field) int {
 }
 
 // newBlock starts a block whose master entry is (id, fields). It sizes the
-// block for blockMaxEntries entries like this one (within blockMaxBytes),
+// block for BlockMaxEntries entries like this one (within BlockMaxBytes),
 // so that a block of similar entries is filled without growing.
-func newBlock(id ID, fields []Field) *block {
-	hdr := firstIDLen + uvarintLen(uint64(len(fields)))
+func newBlock(id ID, fields []Field) *Block {
+	hdr := FirstIDLen + uvarintLen(uint64(len(fields)))
 	for _, f := range fields {
 		hdr += uvarintLen(uint64(len(f.Name))) + len(f.Name)
 	}
 	size := entrySize(0, 0, true, fields)
-	body, n := size*blockMaxEntries, blockMaxEntries
-	if body > blockMaxBytes {
-		body, n = max(blockMaxBytes, size), max(blockMaxBytes/size, 1)
+	body, n := size*BlockMaxEntries, BlockMaxEntries
+	if body > BlockMaxBytes {
+		body, n = max(BlockMaxBytes, size), max(BlockMaxBytes/size, 1)
 	}
-	b := &block{hdr: int32(hdr), nmast: int32(len(fields))}
+	b := &Block{hdr: int32(hdr), nmast: int32(len(fields))}
 	b.data = make([]byte, 0, hdr+body)
 	b.offs = make([]uint32, 0, n)
 	b.data = binary.LittleEndian.AppendUint64(b.data, id.Ms)
@@ -141,17 +162,17 @@ func appendString(d []byte, s string) []byte {
 }
 
 // fits reports whether an entry of size bytes may join the block.
-func (b *block) fits(size int) bool {
+func (b *Block) fits(size int) bool {
 	n := len(b.offs)
-	return n == 0 || (n < blockMaxEntries && len(b.data)-int(b.hdr)+size <= blockMaxBytes)
+	return n == 0 || (n < BlockMaxEntries && len(b.data)-int(b.hdr)+size <= BlockMaxBytes)
 }
 
 // append adds an entry; the caller has checked fits and ordering.
-func (b *block) append(id ID, msd, seq uint64, same bool, fields []Field) {
+func (b *Block) append(id ID, msd, seq uint64, same bool, fields []Field) {
 	b.offs = append(b.offs, b.idKey(id)<<16|uint32(len(b.data)-int(b.hdr)))
 	var flags byte
 	if same {
-		flags = flagSame
+		flags = FlagSame
 	}
 	d := append(b.data, flags)
 	d = binary.AppendUvarint(d, msd)
@@ -172,7 +193,7 @@ func (b *block) append(id ID, msd, seq uint64, same bool, fields []Field) {
 
 // seal trims the slack of a block that will take no more entries, when
 // there is enough of it to be worth a copy.
-func (b *block) seal() {
+func (b *Block) seal() {
 	if cap(b.data)-len(b.data) > len(b.data)/16 {
 		b.data = append([]byte(nil), b.data...)
 	}
@@ -181,9 +202,9 @@ func (b *block) seal() {
 	}
 }
 
-// uvarint decodes the uvarint at d[p], written by this package, and
+// Uvarint decodes the uvarint at d[p], written by this package, and
 // returns it and the position after it. It is small enough to be inlined.
-func uvarint(d []byte, p int) (uint64, int) {
+func Uvarint(d []byte, p int) (uint64, int) {
 	var v uint64
 	for s := uint(0); ; s += 7 {
 		c := d[p]
@@ -195,41 +216,41 @@ func uvarint(d []byte, p int) (uint64, int) {
 	}
 }
 
-// at decodes the flags and ID of entry i and returns the position of its
+// At decodes the flags and ID of entry i and returns the position of its
 // body.
-func (b *block) at(i int) (id ID, flags byte, body int) {
+func (b *Block) At(i int) (id ID, flags byte, body int) {
 	p := int(b.hdr) + int(uint16(b.offs[i]))
 	flags = b.data[p]
-	msd, p := uvarint(b.data, p+1)
-	seq, p := uvarint(b.data, p)
-	first := b.firstID()
+	msd, p := Uvarint(b.data, p+1)
+	seq, p := Uvarint(b.data, p)
+	first := b.FirstID()
 	if msd == 0 {
 		return ID{first.Ms, first.Seq + seq}, flags, p
 	}
 	return ID{first.Ms + msd, seq}, flags, p
 }
 
-// idAt returns the ID of entry i.
-func (b *block) idAt(i int) ID {
-	id, _, _ := b.at(i)
+// IDAt returns the ID of entry i.
+func (b *Block) IDAt(i int) ID {
+	id, _, _ := b.At(i)
 	return id
 }
 
-// idKey returns the search key of an ID >= b.firstID(): the sequence delta
+// idKey returns the search key of an ID >= b.FirstID(): the sequence delta
 // (at most 0x7fff) for an ID in the first ID's millisecond, else 0x8000
 // plus the millisecond delta (at most 0x7fff). For IDs a < b of one block,
 // idKey(a) <= idKey(b).
-func (b *block) idKey(id ID) uint32 {
-	first := b.firstID()
+func (b *Block) idKey(id ID) uint32 {
+	first := b.FirstID()
 	if msd := id.Ms - first.Ms; msd != 0 {
 		return 0x8000 | uint32(min(msd, 0x7fff))
 	}
 	return uint32(min(id.Seq-first.Seq, 0x7fff))
 }
 
-// search returns the index of the first entry with ID >= id (len(offs) if
+// Search returns the index of the first entry with ID >= id (len(offs) if
 // none).
-func (b *block) search(id ID) int {
+func (b *Block) Search(id ID) int {
 	n := len(b.offs)
 	if n == 0 {
 		return 0
@@ -240,7 +261,7 @@ func (b *block) search(id ID) int {
 	// touch goes before firstID so that the misses on the offset table
 	// and on data overlap.
 	x := b.touch()
-	if !b.firstID().Less(id) {
+	if !b.FirstID().Less(id) {
 		return 0
 	}
 	// The answer lies in [lo, hi]: the entries before lo have a smaller
@@ -268,7 +289,7 @@ func (b *block) search(id ID) int {
 	}
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
-		if b.idAt(m).Less(id) {
+		if b.IDAt(m).Less(id) {
 			lo = m + 1
 		} else {
 			hi = m
@@ -283,7 +304,7 @@ func (b *block) search(id ID) int {
 // follow (and a range that goes on from there) find the lines in cache
 // instead of missing probe after probe. In a stream far larger than the
 // caches this makes a seek about 10% faster than touching only the table.
-func (b *block) touch() uint32 {
+func (b *Block) touch() uint32 {
 	var x uint32
 	o := b.offs
 	for i := 0; i < len(o); i += 16 {
@@ -297,15 +318,12 @@ func (b *block) touch() uint32 {
 }
 
 // markDeleted marks entry i deleted; it reports whether it was live.
-func (b *block) markDeleted(i int) bool {
+func (b *Block) markDeleted(i int) bool {
 	p := int(b.hdr) + int(uint16(b.offs[i]))
-	if b.data[p]&flagDeleted != 0 {
+	if b.data[p]&FlagDeleted != 0 {
 		return false
 	}
-	b.data[p] |= flagDeleted
+	b.data[p] |= FlagDeleted
 	b.live--
 	return true
 }
-
-// span locates one string inside a byte slice.
-type span struct{ off, len int32 }

@@ -1,4 +1,4 @@
-package xstream
+package store
 
 import (
 	"math/rand/v2"
@@ -10,7 +10,7 @@ import (
 
 // checkBtree verifies the tree's shape: ordered items, leaves at one depth,
 // node sizes within bounds, and the item count.
-func checkBtree[V any](t *testing.T, tr *btree[V]) []ID {
+func checkBtree[V any](t *testing.T, tr *BTree[V]) []ID {
 	t.Helper()
 	var ids []ID
 	depth := -1
@@ -48,11 +48,11 @@ func checkBtree[V any](t *testing.T, tr *btree[V]) []ID {
 func TestBtreeAgainstMap(t *testing.T) {
 	for _, keys := range []int{50, 500, 5000} {
 		rng := rand.New(rand.NewPCG(uint64(keys), 7))
-		var tr btree[int]
+		var tr BTree[int]
 		model := map[ID]int{}
 		for step := range 30000 {
 			id := ID{uint64(rng.IntN(keys)), uint64(rng.IntN(2))}
-			if hi, ok := tr.max(); ok && rng.IntN(3) == 0 {
+			if hi, ok := tr.Max(); ok && rng.IntN(3) == 0 {
 				// In-order appends and removals of the largest ID take
 				// the tree's fast paths.
 				id = hi
@@ -62,7 +62,7 @@ func TestBtreeAgainstMap(t *testing.T) {
 			}
 			switch op := rng.IntN(10); {
 			case op < 5:
-				p, added := tr.insert(id, step)
+				p, added := tr.Insert(id, step)
 				old, had := model[id]
 				require.Equal(t, !had, added)
 				if had {
@@ -71,7 +71,7 @@ func TestBtreeAgainstMap(t *testing.T) {
 					model[id] = step
 				}
 			case op < 9:
-				v, ok := tr.delete(id)
+				v, ok := tr.Delete(id)
 				old, had := model[id]
 				require.Equal(t, had, ok)
 				if had {
@@ -79,7 +79,7 @@ func TestBtreeAgainstMap(t *testing.T) {
 				}
 				delete(model, id)
 			default:
-				got, p, ok := tr.ceil(id)
+				got, p, ok := tr.Ceil(id)
 				var want ID
 				found := false
 				for k := range model {
@@ -97,7 +97,7 @@ func TestBtreeAgainstMap(t *testing.T) {
 				ids := checkBtree(t, &tr)
 				require.Len(t, ids, len(model))
 				for _, id := range ids {
-					p := tr.get(id)
+					p := tr.Get(id)
 					require.NotNil(t, p)
 					require.Equal(t, model[id], *p)
 				}
@@ -105,18 +105,18 @@ func TestBtreeAgainstMap(t *testing.T) {
 		}
 		ids := checkBtree(t, &tr)
 		if len(ids) > 0 {
-			lo, _ := tr.min()
-			hi, _ := tr.max()
+			lo, _ := tr.Min()
+			hi, _ := tr.Max()
 			require.Equal(t, ids[0], lo)
 			require.Equal(t, ids[len(ids)-1], hi)
 			// ascend over a middle range
 			from, to := ids[len(ids)/4], ids[3*len(ids)/4]
 			var got []ID
-			tr.ascend(from, to, func(id ID, _ *int) bool { got = append(got, id); return true })
+			tr.Ascend(from, to, func(id ID, _ *int) bool { got = append(got, id); return true })
 			require.Equal(t, ids[len(ids)/4:3*len(ids)/4+1], got)
 		}
 		for _, id := range ids {
-			_, ok := tr.delete(id)
+			_, ok := tr.Delete(id)
 			require.True(t, ok)
 		}
 		require.Empty(t, tr.root.items)
@@ -125,10 +125,10 @@ func TestBtreeAgainstMap(t *testing.T) {
 }
 
 func TestBtreeSequentialFill(t *testing.T) {
-	var tr btree[struct{}]
+	var tr BTree[struct{}]
 	const n = 100000
 	for i := range n {
-		tr.insert(ID{uint64(i + 1), 0}, struct{}{})
+		tr.Insert(ID{uint64(i + 1), 0}, struct{}{})
 	}
 	checkBtree(t, &tr)
 	nodes := 0
@@ -145,10 +145,10 @@ func TestBtreeSequentialFill(t *testing.T) {
 	require.Less(t, nodes, n/btMaxItems*105/100+2)
 	// Deleting from the head, as acknowledgements do, keeps the tree valid.
 	for i := range n / 2 {
-		_, ok := tr.delete(ID{uint64(i + 1), 0})
+		_, ok := tr.Delete(ID{uint64(i + 1), 0})
 		require.True(t, ok)
 	}
 	checkBtree(t, &tr)
-	lo, _ := tr.min()
+	lo, _ := tr.Min()
 	require.Equal(t, ID{n/2 + 1, 0}, lo)
 }

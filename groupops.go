@@ -1,0 +1,156 @@
+package xstream
+
+import (
+	"math"
+
+	"github.com/armon/go-radix"
+)
+
+// Group operations: the one home of every change to consumer groups,
+// consumers and pending entries (see ops.go). A pending entry lives in
+// two places, the group's PEL (with its record) and its owner's PEL (the
+// ID alone); only the functions here change either, and each keeps the
+// two in step. Every function needs the stream's write lock.
+
+// createGroupLocked adds the group name, whose last delivered ID is last.
+// The caller has checked that it does not exist.
+func (s *Stream) createGroupLocked(name string, last ID, entriesRead int64) *group {
+	if s.groups == nil {
+		s.groups = radix.New()
+	}
+	g := &group{name: name, lastID: last, entriesRead: entriesRead, consumers: radix.New()}
+	s.groups.Insert(name, g)
+	return g
+}
+
+// destroyGroupLocked removes g with its consumers and pending entries.
+func (s *Stream) destroyGroupLocked(g *group) {
+	s.groups.Delete(g.name)
+}
+
+// setGroupLastLocked sets the group's last delivered ID and entries-read
+// counter.
+func (s *Stream) setGroupLastLocked(g *group, last ID, entriesRead int64) {
+	g.lastID, g.entriesRead = last, entriesRead
+}
+
+// consumerLocked returns the consumer called name, creating it (never
+// seen, never active) if needed, and reports whether it was created.
+func (s *Stream) consumerLocked(g *group, name string) (*consumer, bool) {
+	if v, ok := g.consumers.Get(name); ok {
+		return v.(*consumer), false
+	}
+	c := &consumer{name: name, activeMs: -1}
+	if n := len(g.freeNums); n > 0 {
+		c.num, g.freeNums = g.freeNums[n-1], g.freeNums[:n-1]
+		g.byNum[c.num] = c
+	} else {
+		if len(g.byNum) == 0 {
+			g.byNum = append(g.byNum, nil)
+		}
+		c.num = uint32(len(g.byNum))
+		g.byNum = append(g.byNum, c)
+	}
+	g.consumers.Insert(name, c)
+	return c, true
+}
+
+// seeConsumerLocked records an attempted read or claim by c at ms.
+func (s *Stream) seeConsumerLocked(g *group, c *consumer, ms int64) {
+	c.seenMs = ms
+}
+
+// activateConsumerLocked records a successful read or claim by c at ms.
+func (s *Stream) activateConsumerLocked(g *group, c *consumer, ms int64) {
+	c.activeMs = ms
+}
+
+// deleteConsumerLocked removes c and its pending entries from g and
+// returns how many entries it had pending.
+func (s *Stream) deleteConsumerLocked(g *group, c *consumer) int64 {
+	g.consumers.Delete(c.name)
+	g.byNum[c.num] = nil
+	g.freeNums = append(g.freeNums, c.num)
+	n := int64(c.pel.Len())
+	c.pel.Ascend(sid(ID{}), sid(MaxID), func(id sID, _ *struct{}) bool {
+		g.pel.Delete(id)
+		return true
+	})
+	return n
+}
+
+// deliverLocked delivers the new entry id to c: the group's last
+// delivered ID becomes id, with entriesRead as its counter, and, unless c
+// is nil (NOACK), id becomes pending to c with one delivery at now. An
+// entry still pending (the group was moved back, or Nack with Force made
+// it pending) moves to c and starts over.
+func (s *Stream) deliverLocked(g *group, c *consumer, id ID, entriesRead, now int64) {
+	g.lastID, g.entriesRead = id, entriesRead
+	if c == nil {
+		return
+	}
+	s.setPendingLocked(g, id, c, now, 1)
+}
+
+// redeliverLocked records a delivery of the pending entry id again to its
+// owner (a history read) at now: its delivery count goes up by one.
+func (s *Stream) redeliverLocked(g *group, id ID, now int64) {
+	if rec := g.pel.Get(sid(id)); rec != nil {
+		rec.deliveryMs = now
+		if rec.count < math.MaxInt64 {
+			rec.count++
+		}
+	}
+}
+
+// claimLocked makes id pending to c with the given delivery time and
+// count, creating its pending entry when there is none (Claim with
+// Force).
+func (s *Stream) claimLocked(g *group, id ID, c *consumer, deliveryMs, count int64) {
+	s.setPendingLocked(g, id, c, deliveryMs, count)
+}
+
+// giveBackLocked gives the entry id back to the group (Nack): it stays
+// pending with no owner and no delivery time and the given count. A
+// pending entry is created when there is none (Nack with Force).
+func (s *Stream) giveBackLocked(g *group, id ID, count int64) {
+	s.setPendingLocked(g, id, nil, 0, count)
+}
+
+// ackLocked removes id from the group's PEL and its owner's and reports
+// whether it was pending.
+func (s *Stream) ackLocked(g *group, id ID) bool {
+	rec, ok := g.pel.Delete(sid(id))
+	if !ok {
+		return false
+	}
+	if c := g.ownerLocked(&rec); c != nil {
+		c.pel.Delete(sid(id))
+	}
+	return true
+}
+
+// setPendingLocked makes id pending to owner (nil: to no one) with the
+// given delivery time and count, moving it between consumers' PELs as
+// needed.
+func (s *Stream) setPendingLocked(g *group, id ID, owner *consumer, deliveryMs, count int64) {
+	var num uint32
+	if owner != nil {
+		num = owner.num
+	}
+	r := nack{deliveryMs: deliveryMs, count: count, owner: num}
+	rec, added := g.pel.Insert(sid(id), r)
+	if !added {
+		old := rec.owner
+		*rec = r
+		if old == num {
+			return
+		}
+		if c := g.byNum[old]; old != 0 && c != nil {
+			c.pel.Delete(sid(id))
+		}
+	}
+	if owner != nil {
+		owner.pel.Insert(sid(id), struct{}{})
+	}
+}

@@ -1,0 +1,364 @@
+package store
+
+import "strings"
+
+// Blocks is the storage of one stream: its entries in blocks ordered by
+// ID, the index of the blocks' first IDs for seeks, and the counters that
+// must change with them (length, last and first IDs, max deleted ID,
+// entries added). Every change goes through a method of Blocks, which keeps
+// the fields in step; Check verifies that they are.
+//
+// The zero Blocks is an empty stream. Blocks is not safe for concurrent
+// use: the stream's lock guards it.
+type Blocks struct {
+	blocks    []*Block // ordered by ID; none is empty
+	firsts    []ID     // firsts[i] is blocks[i].FirstID()
+	open      *Block   // the last block, while it takes new entries
+	openNames []string // field names of open's master entry
+
+	length       int64
+	lastID       ID // last ID generated (XINFO last-generated-id)
+	firstID      ID // first live entry's ID, 0-0 when empty (recorded-first-entry-id)
+	maxDeleted   ID // max-deleted-entry-id
+	entriesAdded int64
+}
+
+// Len returns the number of live entries. O(1).
+func (s *Blocks) Len() int64 { return s.length }
+
+// LastID returns the last ID generated. O(1).
+func (s *Blocks) LastID() ID { return s.lastID }
+
+// FirstID returns the ID of the first live entry, 0-0 when there is none.
+// O(1).
+func (s *Blocks) FirstID() ID { return s.firstID }
+
+// MaxDeleted returns the largest ID removed by Delete. O(1).
+func (s *Blocks) MaxDeleted() ID { return s.maxDeleted }
+
+// EntriesAdded returns the number of entries ever added. O(1).
+func (s *Blocks) EntriesAdded() int64 { return s.entriesAdded }
+
+// NumBlocks returns the number of blocks. O(1).
+func (s *Blocks) NumBlocks() int { return len(s.blocks) }
+
+// Block returns block i, 0 <= i < NumBlocks(), in ID order.
+func (s *Blocks) Block(i int) *Block { return s.blocks[i] }
+
+// TopID returns the ID of the last entry stored, deleted or not, and
+// false when no block holds one.
+func (s *Blocks) TopID() (ID, bool) {
+	if n := len(s.blocks); n > 0 {
+		return s.blocks[n-1].last, true
+	}
+	return ID{}, false
+}
+
+// OpenNames returns the master field names of the block that takes the
+// next entry, nil when a new block will be started. The caller must not
+// change them.
+func (s *Blocks) OpenNames() []string { return s.openNames }
+
+// SameNames reports whether fields have exactly the given names, in order.
+func SameNames(names []string, fields []Field) bool { return sameNames(names, fields) }
+
+// Append stores an entry; id must be greater than every stored ID and than
+// LastID. It becomes the last ID. O(1) amortized.
+func (s *Blocks) Append(id ID, fields []Field) {
+	tail := s.open
+	var msd, seq uint64
+	same := false
+	if tail != nil {
+		msd, seq = tail.idDelta(id)
+		same = sameNames(s.openNames, fields)
+		if !tail.fits(entrySize(msd, seq, same, fields)) {
+			tail.seal()
+			tail = nil
+		}
+	}
+	if tail == nil {
+		tail = newBlock(id, fields)
+		s.blocks = append(s.blocks, tail)
+		s.firsts = append(s.firsts, id)
+		s.open = tail
+		names := make([]string, len(fields))
+		for i, f := range fields {
+			names[i] = strings.Clone(f.Name) // not a part of a caller's larger string
+		}
+		s.openNames = names
+		msd, seq, same = 0, 0, true
+	}
+	tail.append(id, msd, seq, same, fields)
+	if s.length == 0 {
+		s.firstID = id
+	}
+	s.length++
+	s.lastID = id
+	s.entriesAdded++
+}
+
+// SetLast sets the last generated ID, and the entries-added counter when
+// entriesAdded >= 0, and the max deleted ID when maxDeleted is not 0-0,
+// as XSETID does. The caller has checked that last is not below TopID and
+// that entriesAdded is not below Len.
+func (s *Blocks) SetLast(last ID, entriesAdded int64, maxDeleted ID) {
+	s.lastID = last
+	if entriesAdded >= 0 {
+		s.entriesAdded = entriesAdded
+	}
+	if !maxDeleted.IsZero() {
+		s.maxDeleted = maxDeleted
+	}
+}
+
+// blockFor returns the index of the last block whose first ID is <= id, or
+// -1 if there is none. O(log blocks).
+//
+// It is a binary search over the contiguous firsts that, while it compares
+// at one level, already loads the two places the next level may look at
+// and the block pointer it may end on: the loads do not depend on the
+// comparison, so in a large stream their cache misses overlap instead of
+// coming one after another. x gathers what they load; it feeds the result
+// through a term that is always 0 (len(f) < 1<<48) so that they stay.
+func (s *Blocks) blockFor(id ID) int {
+	f := s.firsts
+	if len(f) == 0 || id.Less(f[0]) {
+		return -1
+	}
+	var x uint64
+	base, n := 0, len(f) // the answer is in [base, base+n)
+	for n > 1 {
+		half := n >> 1
+		next := (n - half) >> 1
+		x += f[base+next].Ms + f[base+half+next].Ms
+		if s.blocks[base+half] == nil {
+			x++
+		}
+		if !id.Less(f[base+half]) {
+			base += half
+		}
+		n -= half
+	}
+	return base + int(x>>63&uint64(len(f)>>48))
+}
+
+// cursor addresses entry i of block bi.
+type cursor struct{ bi, i int }
+
+// seekGE returns the position of the first stored entry (deleted or not)
+// with ID >= id.
+func (s *Blocks) seekGE(id ID) cursor {
+	bi := s.blockFor(id)
+	if bi < 0 {
+		return cursor{0, 0}
+	}
+	b := s.blocks[bi]
+	i := b.Search(id)
+	if i == len(b.offs) {
+		return cursor{bi + 1, 0}
+	}
+	return cursor{bi, i}
+}
+
+// seekLE returns the position of the last stored entry with ID <= id;
+// bi is -1 when there is none.
+func (s *Blocks) seekLE(id ID) cursor {
+	bi := s.blockFor(id)
+	if bi < 0 {
+		return cursor{-1, 0}
+	}
+	b := s.blocks[bi]
+	var i int
+	if id == MaxID {
+		i = len(b.offs)
+	} else {
+		next, _ := id.Next()
+		i = b.Search(next)
+	}
+	// i > 0: the block's first ID is <= id.
+	return cursor{bi, i - 1}
+}
+
+// Walk calls fn for each live entry with lo <= ID <= hi, in ascending (or,
+// with rev, descending) order, until fn returns false. fn gets the entry's
+// block, ID and flags and the position of its body in the block's Data; it
+// must not change the storage. Finding the first entry is O(log N).
+func (s *Blocks) Walk(lo, hi ID, rev bool, fn func(b *Block, id ID, flags byte, body int) bool) {
+	if hi.Less(lo) || s.length == 0 {
+		return
+	}
+	if !rev {
+		for c := s.seekGE(lo); c.bi < len(s.blocks); c.bi, c.i = c.bi+1, 0 {
+			b := s.blocks[c.bi]
+			for ; c.i < len(b.offs); c.i++ {
+				id, flags, body := b.At(c.i)
+				if hi.Less(id) {
+					return
+				}
+				if flags&FlagDeleted == 0 && !fn(b, id, flags, body) {
+					return
+				}
+			}
+		}
+		return
+	}
+	for c := s.seekLE(hi); c.bi >= 0; c.bi-- {
+		b := s.blocks[c.bi]
+		if c.i < 0 {
+			c.i = len(b.offs) - 1
+		}
+		for ; c.i >= 0; c.i-- {
+			id, flags, body := b.At(c.i)
+			if id.Less(lo) {
+				return
+			}
+			if flags&FlagDeleted == 0 && !fn(b, id, flags, body) {
+				return
+			}
+		}
+	}
+}
+
+// Entry locates the live entry id: its block, flags and body position.
+// O(log N).
+func (s *Blocks) Entry(id ID) (b *Block, flags byte, body int, ok bool) {
+	bi := s.blockFor(id)
+	if bi < 0 {
+		return nil, 0, 0, false
+	}
+	b = s.blocks[bi]
+	i := b.Search(id)
+	if i == len(b.offs) {
+		return nil, 0, 0, false
+	}
+	eid, flags, body := b.At(i)
+	if eid != id || flags&FlagDeleted != 0 {
+		return nil, 0, 0, false
+	}
+	return b, flags, body, true
+}
+
+// Has reports whether id is a live entry. O(log N).
+func (s *Blocks) Has(id ID) bool {
+	_, _, _, ok := s.Entry(id)
+	return ok
+}
+
+// Delete removes the live entry id, as XDEL does: it raises the max
+// deleted ID and frees the entry's block when it has no live entry left.
+// It reports whether id was a live entry. O(log N).
+func (s *Blocks) Delete(id ID) bool {
+	if !s.remove(id) {
+		return false
+	}
+	if s.maxDeleted.Less(id) {
+		s.maxDeleted = id
+	}
+	return true
+}
+
+// TrimEntry removes the live entry id, as a trim does: unlike Delete it
+// leaves the max deleted ID. It reports whether id was a live entry.
+// O(log N).
+func (s *Blocks) TrimEntry(id ID) bool { return s.remove(id) }
+
+// remove marks id deleted, frees its block when emptied and keeps the
+// first ID right.
+func (s *Blocks) remove(id ID) bool {
+	bi := s.blockFor(id)
+	if bi < 0 {
+		return false
+	}
+	b := s.blocks[bi]
+	i := b.Search(id)
+	if i == len(b.offs) || b.IDAt(i) != id || !b.markDeleted(i) {
+		return false
+	}
+	s.length--
+	if b.live == 0 {
+		s.removeBlock(bi)
+	}
+	if id == s.firstID || s.length == 0 {
+		s.refreshFirst()
+	}
+	return true
+}
+
+// TrimTo removes every live entry with ID <= upTo, the effect of a trim
+// that keeps references: whole blocks are dropped in O(1) each, and
+// entries are marked deleted in the one block the bound falls in. The max
+// deleted ID is left. It returns how many entries it removed.
+func (s *Blocks) TrimTo(upTo ID) int64 {
+	var removed int64
+	n := 0 // blocks dropped whole, from the head
+	for _, b := range s.blocks {
+		if upTo.Less(b.last) {
+			break
+		}
+		removed += int64(b.live)
+		n++
+	}
+	s.length -= removed
+	s.dropHead(n)
+	if len(s.blocks) > 0 && !upTo.Less(s.blocks[0].FirstID()) {
+		b := s.blocks[0]
+		for i := range b.offs {
+			id := b.IDAt(i)
+			if upTo.Less(id) {
+				break
+			}
+			if b.markDeleted(i) {
+				s.length--
+				removed++
+			}
+		}
+		if b.live == 0 {
+			s.dropHead(1)
+		}
+	}
+	if removed > 0 {
+		s.refreshFirst()
+	}
+	return removed
+}
+
+// dropHead frees the first n blocks.
+func (s *Blocks) dropHead(n int) {
+	if n == 0 {
+		return
+	}
+	for i := range n {
+		if s.blocks[i] == s.open {
+			s.open, s.openNames = nil, nil
+		}
+		s.blocks[i] = nil
+	}
+	s.blocks, s.firsts = s.blocks[n:], s.firsts[n:]
+	if len(s.blocks) == 0 {
+		s.blocks, s.firsts = nil, nil
+	}
+}
+
+// removeBlock frees block bi, which has no live entry left.
+func (s *Blocks) removeBlock(bi int) {
+	if bi == 0 {
+		s.dropHead(1)
+		return
+	}
+	if s.blocks[bi] == s.open {
+		s.open, s.openNames = nil, nil
+	}
+	copy(s.blocks[bi:], s.blocks[bi+1:])
+	s.blocks[len(s.blocks)-1] = nil
+	s.blocks = s.blocks[:len(s.blocks)-1]
+	s.firsts = append(s.firsts[:bi], s.firsts[bi+1:]...)
+}
+
+// refreshFirst recomputes the first entry ID (0-0 when empty).
+func (s *Blocks) refreshFirst() {
+	s.firstID = ID{}
+	s.Walk(ID{}, MaxID, false, func(_ *Block, id ID, _ byte, _ int) bool {
+		s.firstID = id
+		return false
+	})
+}

@@ -1,0 +1,67 @@
+package xstream
+
+import (
+	"unsafe"
+
+	"github.com/xstreamgo/xstream/internal/store"
+)
+
+// Operations: the one home of every change to a stream's state.
+//
+// Public methods check their arguments, take the stream's lock, decide
+// what to change, and then change it only through the functions of this
+// file (entries and stream counters) and of groupops.go (consumer groups,
+// consumers and pending entries). Each records an effect, not a command:
+// the resolved ID of an added entry, the bound of a trim, the time and
+// count of a delivery. So a change is applied in one place, and the same
+// functions apply it again when a durable DB replays its log.
+//
+// Every function here needs the stream's write lock (the Locked suffix).
+
+// sID is the storage's ID type, which converts to and from ID at no cost.
+type sID = store.ID
+
+// sid converts an ID to the storage's.
+func sid(id ID) sID { return sID(id) }
+
+// storeFields views fields as the storage's field type, which has the
+// same layout (the conversion below compiles only while it does).
+func storeFields(fs []Field) []store.Field {
+	return unsafe.Slice((*store.Field)(unsafe.Pointer(unsafe.SliceData(fs))), len(fs))
+}
+
+var _ = store.Field(Field{}) // Field and store.Field have one underlying type
+
+// appendLocked stores an entry; id is greater than the stream's last ID.
+func (s *Stream) appendLocked(id ID, fields []Field) {
+	s.st.Append(store.ID(id), storeFields(fields))
+}
+
+// trimToLocked removes every live entry with an ID up to upTo, leaving
+// consumer group references to them (a KeepRef trim), and returns how many
+// it removed.
+func (s *Stream) trimToLocked(upTo ID) int64 {
+	return s.st.TrimTo(store.ID(upTo))
+}
+
+// trimEntryLocked removes the live entry id as a trim does (the max
+// deleted ID stays), first dropping it from every group's PEL when
+// dropRefs (a DelRef trim).
+func (s *Stream) trimEntryLocked(id ID, dropRefs bool) {
+	if dropRefs {
+		s.dropRefsLocked(id)
+	}
+	s.st.TrimEntry(store.ID(id))
+}
+
+// deleteEntryLocked deletes the entry id as Delete does, raising the max
+// deleted ID, and reports whether it was a live entry.
+func (s *Stream) deleteEntryLocked(id ID) bool {
+	return s.st.Delete(store.ID(id))
+}
+
+// setLastLocked sets the stream's last ID, entries-added counter (when
+// entriesAdded >= 0) and max deleted ID (when not 0-0), as SetID does.
+func (s *Stream) setLastLocked(last ID, entriesAdded int64, maxDeleted ID) {
+	s.st.SetLast(store.ID(last), entriesAdded, store.ID(maxDeleted))
+}
