@@ -7,6 +7,6 @@ package xstream
 // they add. O(1).
 func (s *Stream) Blocked() int {
 	s.mu.RLock()
-	defer s.mu.RUnlock()
+	defer s.runlock()
 	return len(s.waiters.ws) + len(s.gwaiters)
 }

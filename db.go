@@ -16,11 +16,17 @@ type DB struct {
 	cfg     config
 	streams *radix.Tree // name → *Stream
 	missing map[string]*waitList
+	sharded map[string]*ShardedStream
+	dur     *durable // the files of a durable DB (Open); nil in memory
 }
 
 // NewDB returns an empty DB. Its options apply to every stream it creates.
 func NewDB(opts ...Option) *DB {
-	return &DB{cfg: newConfig(opts), streams: radix.New(), missing: map[string]*waitList{}}
+	return newDB(newConfig(opts))
+}
+
+func newDB(cfg config) *DB {
+	return &DB{cfg: cfg, streams: radix.New(), missing: map[string]*waitList{}, sharded: map[string]*ShardedStream{}}
 }
 
 // Lookup returns the stream called name, if there is one.
@@ -45,12 +51,28 @@ func (db *DB) Stream(name string) *Stream {
 		return s
 	}
 	db.mu.Lock()
-	defer db.mu.Unlock()
 	if s, ok := db.lookupLocked(name); ok {
+		db.mu.Unlock()
 		return s
 	}
-	s := newStream(name, db.cfg)
+	s := db.newStreamLocked(name)
+	s.mu.Lock()
+	j, lsn := s.unlockDeferred() // the record of its creation
 	db.insertLocked(s)
+	db.mu.Unlock()
+	j.settle(lsn)
+	return s
+}
+
+// newStreamLocked makes a stream of the DB; in a durable DB it records its
+// creation, which the stream's first call commits. The caller inserts it.
+func (db *DB) newStreamLocked(name string) *Stream {
+	s := newStream(name, db.cfg)
+	if d := db.dur; d != nil {
+		s.log = d.newLog()
+		s.log.begin(effCreateStream)
+		s.log.str(name)
+	}
 	return s
 }
 
@@ -83,13 +105,32 @@ func (db *DB) Add(name string, args AddArgs, fields ...Field) (ID, error) {
 		db.mu.Unlock()
 		return db.Add(name, args, fields...) // created meanwhile
 	}
-	defer db.mu.Unlock()
-	s := newStream(name, db.cfg)
-	id, err := s.Add(args, fields...)
-	if err == nil {
-		db.insertLocked(s)
+	// The new stream is not visible yet. In a durable DB its creation and
+	// the add go in one record, settled once the DB's lock is released.
+	// An add that fails on a new stream fails before it takes the
+	// stream's lock (its arguments are bad), so nothing is committed.
+	s := db.newStreamLocked(name)
+	if s.log != nil {
+		s.log.deferred = true
 	}
-	return id, err
+	id, err := s.Add(args, fields...)
+	if err != nil {
+		db.mu.Unlock()
+		return id, err
+	}
+	var lsn uint64
+	if s.log != nil {
+		s.mu.Lock()
+		s.log.deferred = false
+		lsn = s.log.lsn
+		s.mu.Unlock()
+	}
+	db.insertLocked(s)
+	db.mu.Unlock()
+	if s.log != nil {
+		s.log.j.settle(lsn)
+	}
+	return id, nil
 }
 
 // Remove deletes the named streams, as Redis DEL does, and returns how
@@ -102,8 +143,9 @@ func (db *DB) Add(name string, args AddArgs, fields ...Field) (ID, error) {
 // DB methods never use a removed stream.
 func (db *DB) Remove(names ...string) int {
 	db.mu.Lock()
-	defer db.mu.Unlock()
 	n := 0
+	var j *journal
+	var last uint64
 	for _, name := range names {
 		v, ok := db.streams.Delete(name)
 		if !ok {
@@ -115,7 +157,16 @@ func (db *DB) Remove(names ...string) int {
 		s.removed = true
 		s.waiters.wake()
 		s.failGroupWaitersLocked(nil, errorf(ErrNoStream, "stream %q was removed", name))
+		if l := s.log; l != nil {
+			l.begin(effRemove)
+			j, last = l.j, max(last, l.commit())
+			s.log, s.was = nil, l // detached: its changes are no longer the DB's
+		}
 		s.mu.Unlock()
+	}
+	db.mu.Unlock()
+	if j != nil {
+		j.settle(last)
 	}
 	return n
 }
@@ -224,7 +275,7 @@ func (db *DB) readOnce(names []string, pos []readPos, count int, w *waiter) ([]S
 		s.mu.Lock()
 		if s.removed {
 			// Removed since the lookup: look at the name again.
-			s.mu.Unlock()
+			s.unlock()
 			if w != nil {
 				w.notify()
 			}
@@ -235,7 +286,7 @@ func (db *DB) readOnce(names []string, pos []readPos, count int, w *waiter) ([]S
 			s.waiters.add(w)
 			regs = append(regs, s)
 		}
-		s.mu.Unlock()
+		s.unlock()
 		if len(es) > 0 {
 			out = append(out, StreamEntries{Stream: name, Entries: es})
 		}
@@ -256,7 +307,7 @@ func (db *DB) unregister(w *waiter, names []string, regs []*Stream) {
 		}
 		s.mu.Lock()
 		s.waiters.remove(w)
-		s.mu.Unlock()
+		s.unlock()
 	}
 	if !missing {
 		return

@@ -62,13 +62,22 @@ func (db *DB) ReadGroup(ctx context.Context, group, consumer string, args ReadGr
 		}
 		s.mu.RLock()
 		_, err := s.groupLocked(group)
-		s.mu.RUnlock()
+		s.runlock()
 		if err != nil {
 			return nil, err
 		}
 		streams[i] = s
 	}
 
+	// In a durable DB each stream's record is settled once, at the end.
+	var j *journal
+	var last uint64
+	settle := func(jj *journal, lsn uint64) {
+		if jj != nil {
+			j, last = jj, max(last, lsn)
+		}
+	}
+	defer func() { j.settle(last) }()
 	var out []StreamEntries
 	for i, s := range streams {
 		now := s.nowMs()
@@ -77,14 +86,14 @@ func (db *DB) ReadGroup(ctx context.Context, group, consumer string, args ReadGr
 		if err != nil {
 			// Destroyed since the check. Entries already read from
 			// the streams before are in their PELs; return them.
-			s.mu.Unlock()
+			settle(s.unlockDeferred())
 			if len(out) > 0 {
 				continue
 			}
 			return nil, err
 		}
 		es := s.readGroupLocked(g, consumer, pos[i], args, now)
-		s.mu.Unlock()
+		settle(s.unlockDeferred())
 		if es != nil {
 			out = append(out, StreamEntries{Stream: s.name, Entries: es})
 		}
@@ -100,7 +109,7 @@ func (db *DB) ReadGroup(ctx context.Context, group, consumer string, args ReadGr
 	for i, s := range streams {
 		s.mu.Lock()
 		if w.state.Load() != waiting {
-			s.mu.Unlock()
+			s.unlock()
 			break
 		}
 		g, err := s.groupLocked(group)
@@ -112,19 +121,19 @@ func (db *DB) ReadGroup(ctx context.Context, group, consumer string, args ReadGr
 				w.err, w.stream = err, i
 				w.ch <- struct{}{}
 			}
-			s.mu.Unlock()
+			s.unlock()
 			break
 		}
 		if s.hasNewLocked(g) {
 			if w.state.CompareAndSwap(waiting, served) {
 				s.serveLocked(groupWait{w: w, g: g, idx: i}, s.nowMs())
 			}
-			s.mu.Unlock()
+			s.unlock()
 			break
 		}
 		s.gwaiters = append(s.gwaiters, groupWait{w: w, g: g, idx: i})
 		regs = append(regs, s)
-		s.mu.Unlock()
+		s.unlock()
 	}
 	if err := w.await(ctx, args.Block, regs); err != nil {
 		return nil, err
@@ -132,6 +141,7 @@ func (db *DB) ReadGroup(ctx context.Context, group, consumer string, args ReadGr
 	if w.err != nil {
 		return nil, w.err
 	}
+	streams[w.stream].settleServed()
 	if w.entries == nil {
 		return nil, nil
 	}

@@ -76,7 +76,7 @@ func (s *Stream) MoveDeadLetters(group string, args DeadLetterArgs) ([]DeadLette
 	s.mu.RLock()
 	g, err := s.groupLocked(group)
 	if err != nil {
-		s.mu.RUnlock()
+		s.runlock()
 		return nil, err
 	}
 	col := getCollector()
@@ -101,7 +101,7 @@ func (s *Stream) MoveDeadLetters(group string, args DeadLetterArgs) ([]DeadLette
 		cands[i].fields = e.Fields
 	}
 	putCollector(col)
-	s.mu.RUnlock()
+	s.runlock()
 
 	var moved []DeadLetter
 	for _, d := range cands {
@@ -132,7 +132,7 @@ func (s *Stream) ackMoved(group string, moved []DeadLetter) {
 		return
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	defer s.unlock()
 	g, err := s.groupLocked(group)
 	if err != nil {
 		return // destroyed meanwhile: nothing left to acknowledge

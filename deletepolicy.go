@@ -95,7 +95,7 @@ func (s *Stream) DeleteEx(policy DeletePolicy, ids ...string) ([]DeleteResult, e
 		return nil, err
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	defer s.unlock()
 	out := make([]DeleteResult, len(parsed))
 	for i, id := range parsed {
 		switch allowed, found := s.deleteByPolicyLocked(id, policy); {
@@ -127,7 +127,7 @@ func (s *Stream) AckDel(group string, policy DeletePolicy, ids ...string) ([]Del
 		return nil, err
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	defer s.unlock()
 	g, err := s.groupLocked(group)
 	if err != nil {
 		return nil, err

@@ -85,6 +85,32 @@ var (
 	ErrResourceInUse = errors.New("resource in use")
 )
 
+// Sentinel errors of durable DBs (Open).
+var (
+	// ErrDBNotFound reports an Open with WithMustExist of a directory that
+	// holds no DB.
+	ErrDBNotFound = errors.New("no DB in the directory")
+
+	// ErrLocked reports an Open of a directory that another DB (of this
+	// process or another) holds open.
+	ErrLocked = errors.New("the DB directory is locked by another process")
+
+	// ErrNotDB reports a file in the DB's directory that is not an xstream
+	// file where one is expected (a foreign or damaged manifest, snapshot
+	// or log segment header).
+	ErrNotDB = errors.New("not an xstream DB file")
+
+	// ErrVersion reports a file written by a newer version of xstream, in
+	// a format this one cannot read.
+	ErrVersion = errors.New("written by a newer xstream")
+
+	// ErrCorrupt reports damaged data in a DB's files: a record whose
+	// checksum is wrong with valid records after it, a record that does
+	// not decode, or a truncated snapshot. The message names the file and
+	// the offset. WithTruncateCorrupt opens such a log anyway.
+	ErrCorrupt = errors.New("corrupt DB file")
+)
+
 // errorf wraps sentinel with a message that names what was given.
 func errorf(sentinel error, format string, args ...any) error {
 	return fmt.Errorf("xstream: %w: "+format, append([]any{sentinel}, args...)...)

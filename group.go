@@ -131,7 +131,7 @@ func (s *Stream) CreateGroup(name, start string, opts GroupOptions) error {
 		return err
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	defer s.unlock()
 	if _, err := s.groupLocked(name); err == nil {
 		return errorf(ErrGroupExists, "stream %q already has group %q", s.name, name)
 	}
@@ -159,7 +159,7 @@ func (s *Stream) SetGroupID(name, id string, opts GroupOptions) error {
 		return err
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	defer s.unlock()
 	g, err := s.groupLocked(name)
 	if err != nil {
 		return err
@@ -178,7 +178,7 @@ func (s *Stream) SetGroupID(name, id string, opts GroupOptions) error {
 // O(log G) plus the blocked readers.
 func (s *Stream) DestroyGroup(name string) bool {
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	defer s.unlock()
 	g, err := s.groupLocked(name)
 	if err != nil {
 		return false
@@ -195,7 +195,7 @@ func (s *Stream) DestroyGroup(name string) bool {
 func (s *Stream) CreateConsumer(group, name string) (bool, error) {
 	now := s.nowMs()
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	defer s.unlock()
 	g, err := s.groupLocked(group)
 	if err != nil {
 		return false, err
@@ -213,7 +213,7 @@ func (s *Stream) CreateConsumer(group, name string) (bool, error) {
 // ErrNoGroup. O(p log P) for the consumer's p pending entries.
 func (s *Stream) DeleteConsumer(group, name string) (int64, error) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	defer s.unlock()
 	g, err := s.groupLocked(group)
 	if err != nil {
 		return 0, err

@@ -117,7 +117,7 @@ func (s *Stream) groupInfoLocked(g *group) GroupInfo {
 // GROUPS). O(G).
 func (s *Stream) Groups() []GroupInfo {
 	s.mu.RLock()
-	defer s.mu.RUnlock()
+	defer s.runlock()
 	var out []GroupInfo
 	s.eachGroupLocked(func(g *group) { out = append(out, s.groupInfoLocked(g)) })
 	return out
@@ -180,7 +180,7 @@ func msDuration(ms int64) time.Duration {
 func (s *Stream) Consumers(group string) ([]ConsumerInfo, error) {
 	now := s.nowMs()
 	s.mu.RLock()
-	defer s.mu.RUnlock()
+	defer s.runlock()
 	g, err := s.groupLocked(group)
 	if err != nil {
 		return nil, err

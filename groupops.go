@@ -15,22 +15,34 @@ import (
 // createGroupLocked adds the group name, whose last delivered ID is last.
 // The caller has checked that it does not exist.
 func (s *Stream) createGroupLocked(name string, last ID, entriesRead int64) *group {
+	if s.log != nil {
+		s.log.groupCreate(name, last, entriesRead)
+	}
 	if s.groups == nil {
 		s.groups = radix.New()
 	}
 	g := &group{name: name, lastID: last, entriesRead: entriesRead, consumers: radix.New()}
 	s.groups.Insert(name, g)
+	if s.log != nil {
+		s.log.g, s.log.c = g, nil
+	}
 	return g
 }
 
 // destroyGroupLocked removes g with its consumers and pending entries.
 func (s *Stream) destroyGroupLocked(g *group) {
+	if s.log != nil {
+		s.log.groupDestroy(g)
+	}
 	s.groups.Delete(g.name)
 }
 
 // setGroupLastLocked sets the group's last delivered ID and entries-read
 // counter.
 func (s *Stream) setGroupLastLocked(g *group, last ID, entriesRead int64) {
+	if s.log != nil {
+		s.log.groupSetLast(g, last, entriesRead)
+	}
 	g.lastID, g.entriesRead = last, entriesRead
 }
 
@@ -52,22 +64,34 @@ func (s *Stream) consumerLocked(g *group, name string) (*consumer, bool) {
 		g.byNum = append(g.byNum, c)
 	}
 	g.consumers.Insert(name, c)
+	if s.log != nil {
+		s.log.consumerCreate(g, c)
+	}
 	return c, true
 }
 
 // seeConsumerLocked records an attempted read or claim by c at ms.
 func (s *Stream) seeConsumerLocked(g *group, c *consumer, ms int64) {
+	if s.log != nil {
+		s.log.consumerTime(effConsumerSee, g, c, ms)
+	}
 	c.seenMs = ms
 }
 
 // activateConsumerLocked records a successful read or claim by c at ms.
 func (s *Stream) activateConsumerLocked(g *group, c *consumer, ms int64) {
+	if s.log != nil {
+		s.log.consumerTime(effConsumerActive, g, c, ms)
+	}
 	c.activeMs = ms
 }
 
 // deleteConsumerLocked removes c and its pending entries from g and
 // returns how many entries it had pending.
 func (s *Stream) deleteConsumerLocked(g *group, c *consumer) int64 {
+	if s.log != nil {
+		s.log.consumerDelete(g, c)
+	}
 	g.consumers.Delete(c.name)
 	g.byNum[c.num] = nil
 	g.freeNums = append(g.freeNums, c.num)
@@ -85,6 +109,9 @@ func (s *Stream) deleteConsumerLocked(g *group, c *consumer) int64 {
 // entry still pending (the group was moved back, or Nack with Force made
 // it pending) moves to c and starts over.
 func (s *Stream) deliverLocked(g *group, c *consumer, id ID, entriesRead, now int64) {
+	if s.log != nil {
+		s.log.deliver(g, c, id, entriesRead, now)
+	}
 	g.lastID, g.entriesRead = id, entriesRead
 	if c == nil {
 		return
@@ -100,6 +127,9 @@ func (s *Stream) redeliverLocked(g *group, id ID, now int64) {
 		if rec.count < math.MaxInt64 {
 			rec.count++
 		}
+		if s.log != nil {
+			s.log.redeliver(g, id, now, rec.count)
+		}
 	}
 }
 
@@ -107,6 +137,9 @@ func (s *Stream) redeliverLocked(g *group, id ID, now int64) {
 // count, creating its pending entry when there is none (Claim with
 // Force).
 func (s *Stream) claimLocked(g *group, id ID, c *consumer, deliveryMs, count int64) {
+	if s.log != nil {
+		s.log.claim(g, c, id, deliveryMs, count)
+	}
 	s.setPendingLocked(g, id, c, deliveryMs, count)
 }
 
@@ -114,6 +147,9 @@ func (s *Stream) claimLocked(g *group, id ID, c *consumer, deliveryMs, count int
 // pending with no owner and no delivery time and the given count. A
 // pending entry is created when there is none (Nack with Force).
 func (s *Stream) giveBackLocked(g *group, id ID, count int64) {
+	if s.log != nil {
+		s.log.giveBack(g, id, count)
+	}
 	s.setPendingLocked(g, id, nil, 0, count)
 }
 
@@ -123,6 +159,9 @@ func (s *Stream) ackLocked(g *group, id ID) bool {
 	rec, ok := g.pel.Delete(sid(id))
 	if !ok {
 		return false
+	}
+	if s.log != nil {
+		s.log.ack(g, id)
 	}
 	if c := g.ownerLocked(&rec); c != nil {
 		c.pel.Delete(sid(id))

@@ -21,7 +21,7 @@ type StreamInfo struct {
 // Info returns the stream's description. O(log N).
 func (s *Stream) Info() StreamInfo {
 	s.mu.RLock()
-	defer s.mu.RUnlock()
+	defer s.runlock()
 	return s.infoLocked()
 }
 
@@ -63,7 +63,7 @@ func (s *Stream) InfoFull(count int) (StreamInfo, error) {
 		return StreamInfo{}, errorf(ErrInvalidArgument, "count must be >= 0, got %d", count)
 	}
 	s.mu.RLock()
-	defer s.mu.RUnlock()
+	defer s.runlock()
 	info := s.infoLocked()
 	c := getCollector()
 	defer putCollector(c)

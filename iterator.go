@@ -72,6 +72,7 @@ func (it *ShardIterator) String() string {
 // ErrInvalidID, ErrInvalidArgument (unknown type, or a sequence number
 // outside the shard's range) or ErrPastTrimHorizon. O(1).
 func (ss *ShardedStream) GetShardIterator(shardID string, args IteratorArgs) (*ShardIterator, error) {
+	defer ss.settle()
 	var seq ID
 	switch args.Type {
 	case AtSequenceNumber, AfterSequenceNumber:
@@ -96,7 +97,7 @@ func (ss *ShardedStream) GetShardIterator(shardID string, args IteratorArgs) (*S
 	it := &ShardIterator{ss: ss, sh: sh}
 	sh.s.mu.RLock()
 	last, trimmed := ID(sh.s.st.LastID()), sh.trimmed
-	sh.s.mu.RUnlock()
+	sh.s.runlock()
 	switch args.Type {
 	case TrimHorizon:
 		it.horizon = true
@@ -167,6 +168,7 @@ const maxGetRecords = 10000
 // (records at the iterator's position were dropped by retention). Finding
 // the position is O(log N) in the shard's records.
 func (ss *ShardedStream) GetRecords(it *ShardIterator, limit int) (GetRecordsResult, error) {
+	defer ss.settle()
 	if it == nil || it.ss != ss {
 		return GetRecordsResult{}, errorf(ErrInvalidIterator, "iterator %v does not belong to this stream", it)
 	}
@@ -245,7 +247,7 @@ type shardRead struct {
 func (sh *shard) collect(c *collector, from ID, strict bool, limit int) shardRead {
 	s := sh.s
 	s.mu.RLock()
-	defer s.mu.RUnlock()
+	defer s.runlock()
 	rd := shardRead{trimmed: sh.trimmed}
 	if strict && !sh.trimmed.IsZero() && !sh.trimmed.Less(from) {
 		rd.stale = true

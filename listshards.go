@@ -89,6 +89,7 @@ func (sh *shard) openAtLocked(t int64) bool {
 // shards are never listed. It fails with ErrInvalidArgument for an unknown
 // filter type or a malformed FilterAfterShardID shard ID. O(shards).
 func (ss *ShardedStream) ListShards(f ShardFilter) ([]ShardInfo, error) {
+	defer ss.settle()
 	var after int
 	switch f.Type {
 	case FilterAfterShardID:

@@ -34,6 +34,9 @@ var _ = store.Field(Field{}) // Field and store.Field have one underlying type
 
 // appendLocked stores an entry; id is greater than the stream's last ID.
 func (s *Stream) appendLocked(id ID, fields []Field) {
+	if s.log != nil {
+		s.log.append(s, id, fields)
+	}
 	s.st.Append(store.ID(id), storeFields(fields))
 }
 
@@ -41,6 +44,9 @@ func (s *Stream) appendLocked(id ID, fields []Field) {
 // consumer group references to them (a KeepRef trim), and returns how many
 // it removed.
 func (s *Stream) trimToLocked(upTo ID) int64 {
+	if s.log != nil {
+		s.log.idEffect(effTrimTo, upTo)
+	}
 	return s.st.TrimTo(store.ID(upTo))
 }
 
@@ -51,17 +57,30 @@ func (s *Stream) trimEntryLocked(id ID, dropRefs bool) {
 	if dropRefs {
 		s.dropRefsLocked(id)
 	}
+	if s.log != nil {
+		s.log.idEffect(effTrimEntry, id)
+	}
 	s.st.TrimEntry(store.ID(id))
 }
 
 // deleteEntryLocked deletes the entry id as Delete does, raising the max
 // deleted ID, and reports whether it was a live entry.
 func (s *Stream) deleteEntryLocked(id ID) bool {
+	if s.log == nil {
+		return s.st.Delete(store.ID(id))
+	}
+	if !s.st.Has(store.ID(id)) {
+		return false
+	}
+	s.log.idEffect(effDelete, id)
 	return s.st.Delete(store.ID(id))
 }
 
 // setLastLocked sets the stream's last ID, entries-added counter (when
 // entriesAdded >= 0) and max deleted ID (when not 0-0), as SetID does.
 func (s *Stream) setLastLocked(last ID, entriesAdded int64, maxDeleted ID) {
+	if s.log != nil {
+		s.log.setLast(last, entriesAdded, maxDeleted)
+	}
 	s.st.SetLast(store.ID(last), entriesAdded, store.ID(maxDeleted))
 }

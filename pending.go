@@ -38,7 +38,7 @@ func (s *Stream) Ack(group string, ids ...string) (int64, error) {
 		return 0, err
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	defer s.unlock()
 	return s.ackIDsLocked(group, parsed)
 }
 
@@ -47,7 +47,7 @@ func (s *Stream) Ack(group string, ids ...string) (int64, error) {
 // ID.
 func (s *Stream) AckIDs(group string, ids ...ID) (int64, error) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	defer s.unlock()
 	return s.ackIDsLocked(group, ids)
 }
 
@@ -97,7 +97,7 @@ type ConsumerPending struct {
 // O(log P + C).
 func (s *Stream) Pending(group string) (PendingSummary, error) {
 	s.mu.RLock()
-	defer s.mu.RUnlock()
+	defer s.runlock()
 	g, err := s.groupLocked(group)
 	if err != nil {
 		return PendingSummary{}, err
@@ -170,7 +170,7 @@ func (s *Stream) PendingRange(group string, args PendingArgs) ([]PendingEntry, e
 	}
 	now := s.nowMs()
 	s.mu.RLock()
-	defer s.mu.RUnlock()
+	defer s.runlock()
 	g, err := s.groupLocked(group)
 	if err != nil || empty {
 		return nil, err
@@ -296,7 +296,7 @@ func (s *Stream) Claim(group, consumer string, minIdle time.Duration, ids []stri
 	minMs := minIdle.Milliseconds()
 
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	defer s.unlock()
 	g, err := s.groupLocked(group)
 	if err != nil {
 		return nil, err
@@ -392,7 +392,7 @@ func (s *Stream) AutoClaim(group, consumer string, minIdle time.Duration, start 
 	minMs := minIdle.Milliseconds()
 
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	defer s.unlock()
 	g, err := s.groupLocked(group)
 	if err != nil {
 		return res, err
@@ -495,7 +495,7 @@ func (s *Stream) Nack(group string, mode NackMode, ids []string, args NackArgs) 
 		return 0, err
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	defer s.unlock()
 	g, err := s.groupLocked(group)
 	if err != nil {
 		return 0, err

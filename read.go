@@ -155,7 +155,7 @@ func (s *Stream) Read(ctx context.Context, after string, args ReadArgs) ([]Entry
 	}
 	if args.Block == 0 {
 		s.mu.RLock()
-		defer s.mu.RUnlock()
+		defer s.runlock()
 		return s.readLocked(&p, args.Count), nil
 	}
 	timeout, stop := newTimeout(args.Block)
@@ -167,7 +167,7 @@ func (s *Stream) Read(ctx context.Context, after string, args ReadArgs) ([]Entry
 		if len(es) == 0 {
 			s.waiters.add(w)
 		}
-		s.mu.Unlock()
+		s.unlock()
 		if len(es) > 0 {
 			return es, nil
 		}
@@ -175,7 +175,7 @@ func (s *Stream) Read(ctx context.Context, after string, args ReadArgs) ([]Entry
 		if !again {
 			s.mu.Lock()
 			s.waiters.remove(w)
-			s.mu.Unlock()
+			s.unlock()
 			return nil, err
 		}
 	}

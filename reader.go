@@ -62,7 +62,7 @@ func (ss *ShardedStream) NewReader(from ...Checkpoint) (*ShardReader, error) {
 		seen[sh.num] = true
 		sh.s.mu.RLock()
 		last := ID(sh.s.st.LastID())
-		sh.s.mu.RUnlock()
+		sh.s.runlock()
 		if last.Less(cp.SequenceNumber) {
 			return nil, errorf(ErrInvalidArgument, "checkpoint %s of shard %s is beyond its last sequence number %s", cp.SequenceNumber, cp.ShardID, last)
 		}
@@ -175,6 +175,7 @@ func (r *ShardReader) passLocked(count int) []Record {
 // and leaves no goroutine behind. Reading is O(log N) per shard to find
 // the position, then O(1) per record.
 func (r *ShardReader) Read(ctx context.Context, args ReadArgs) ([]Record, error) {
+	defer r.ss.settle()
 	if err := args.check(); err != nil {
 		return nil, err
 	}
@@ -246,7 +247,7 @@ func (ss *ShardedStream) registerLocked(w *waiter, shards []*shard, fresh func(*
 		if !f {
 			s.waiters.add(w)
 		}
-		s.mu.Unlock()
+		s.unlock()
 		if f {
 			ss.unregisterWaiter(w, streams)
 			return streams[:0], false
@@ -265,7 +266,7 @@ func (ss *ShardedStream) unregisterWaiter(w *waiter, streams []*Stream) {
 	for _, s := range streams {
 		s.mu.Lock()
 		s.waiters.remove(w)
-		s.mu.Unlock()
+		s.unlock()
 	}
 	ss.waitMu.Lock()
 	ss.waiters.remove(w)

@@ -161,21 +161,32 @@ func (s *Stream) ReadGroup(ctx context.Context, group, consumer, after string, a
 	s.mu.Lock()
 	g, err := s.groupLocked(group)
 	if err != nil {
-		s.mu.Unlock()
+		s.unlock()
 		return nil, err
 	}
 	es := s.readGroupLocked(g, consumer, p, args, now)
 	if es != nil || args.Block == 0 {
-		s.mu.Unlock()
+		s.unlock()
 		return es, nil
 	}
 	w := newGroupWaiter(consumer, args)
 	s.gwaiters = append(s.gwaiters, groupWait{w: w, g: g})
-	s.mu.Unlock()
+	s.unlock()
 	if err := w.await(ctx, args.Block, []*Stream{s}); err != nil {
 		return nil, err
 	}
+	if w.err == nil {
+		s.settleServed()
+	}
 	return w.entries, w.err
+}
+
+// settleServed is called by a blocked ReadGroup that another call served:
+// the entries it got were made pending by that call, whose record it
+// settles. Taking the lock waits for that call to commit its record.
+func (s *Stream) settleServed() {
+	s.mu.RLock()
+	s.runlock()
 }
 
 // Blocked group readers.
@@ -272,7 +283,7 @@ func (s *Stream) failGroupWaitersLocked(g *group, err error) {
 
 func (s *Stream) removeGroupWaiter(w *groupWaiter) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	defer s.unlock()
 	kept := s.gwaiters[:0]
 	for _, gw := range s.gwaiters {
 		if gw.w != w {

@@ -28,6 +28,7 @@ func (ss *ShardedStream) endReshard() {
 // (a key that does not leave both children a non-empty range), or
 // ErrResourceInUse (another reshard in progress).
 func (ss *ShardedStream) SplitShard(shardID, newStartingHashKey string) error {
+	defer ss.settle()
 	key, err := ParseHashKey(newStartingHashKey)
 	if err != nil {
 		return err
@@ -38,7 +39,7 @@ func (ss *ShardedStream) SplitShard(shardID, newStartingHashKey string) error {
 	defer ss.endReshard()
 	now := ss.expireNow()
 	ss.mu.Lock()
-	defer ss.mu.Unlock()
+	defer ss.unlock()
 	sh, err := ss.openShardLocked(shardID)
 	if err != nil {
 		return err
@@ -60,13 +61,14 @@ func (ss *ShardedStream) SplitShard(shardID, newStartingHashKey string) error {
 // ErrShardClosed, ErrShardExpired, ErrInvalidArgument (the same shard
 // twice, or ranges that are not adjacent), or ErrResourceInUse.
 func (ss *ShardedStream) MergeShards(shardID, adjacentShardID string) error {
+	defer ss.settle()
 	if err := ss.beginReshard("MergeShards"); err != nil {
 		return err
 	}
 	defer ss.endReshard()
 	now := ss.expireNow()
 	ss.mu.Lock()
-	defer ss.mu.Unlock()
+	defer ss.unlock()
 	a, err := ss.openShardLocked(shardID)
 	if err != nil {
 		return err
@@ -146,6 +148,7 @@ func (ss *ShardedStream) mergeLocked(a, b *shard, now int64) *shard {
 // target out of bounds) or ErrResourceInUse. It costs O(steps × open
 // shards), nothing per record.
 func (ss *ShardedStream) UpdateShardCount(target int) error {
+	defer ss.settle()
 	if err := ss.beginReshard("UpdateShardCount"); err != nil {
 		return err
 	}
@@ -207,7 +210,7 @@ func (ss *ShardedStream) step(fn func(now int64)) {
 	now := ss.expireNow()
 	ss.mu.Lock()
 	fn(now)
-	ss.mu.Unlock()
+	ss.unlock()
 	ss.wakeReaders()
 	if ss.stepHook != nil {
 		ss.stepHook()

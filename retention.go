@@ -37,7 +37,7 @@ func (ss *ShardedStream) expire(now int64, force bool) {
 	}
 	ss.mu.Lock()
 	ss.expireShardsLocked(expiring)
-	ss.mu.Unlock()
+	ss.unlock()
 	ss.wakeReaders()
 }
 
@@ -53,7 +53,7 @@ func (ss *ShardedStream) expireNow() int64 {
 func (sh *shard) dropBefore(cutoff uint64) {
 	s := sh.s
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	defer s.unlock()
 	if s.st.Len() == 0 || ID(s.st.FirstID()).Ms >= cutoff {
 		return
 	}

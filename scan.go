@@ -25,7 +25,7 @@ func (s *Stream) Scan(start, end string) (iter.Seq2[ID, []Field], error) {
 			c := getCollector()
 			s.mu.RLock()
 			s.collectRangeLocked(c, lo, hi, scanBatch, false)
-			s.mu.RUnlock()
+			s.runlock()
 			batch := c.entries()
 			putCollector(c)
 			for _, e := range batch {

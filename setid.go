@@ -38,7 +38,7 @@ func (s *Stream) SetID(args SetIDArgs) error {
 		return errorf(ErrInvalidArgument, "EntriesAdded must be >= -1, got %d", args.EntriesAdded)
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	defer s.unlock()
 	if top, ok := s.st.TopID(); ok && last.Less(ID(top)) {
 		return errorf(ErrIDTooSmall, "last ID %s is smaller than the stream's top entry %s", last, ID(top))
 	}

@@ -114,6 +114,10 @@ type ShardedStream struct {
 	waiters waitList // readers waiting for a reshard or expiry
 
 	groups map[string]*shardGroup // consumer groups; guarded by mu
+
+	name string  // its name in its DB; "" when made by NewShardedStream
+	log  *objLog // records changes in a durable DB; nil in memory
+	was  *objLog // the log it had before it was removed from its DB
 }
 
 // ShardedArgs holds the arguments of NewShardedStream.
@@ -131,29 +135,69 @@ type ShardedArgs struct {
 // shard. It fails with ErrInvalidArgument for a shard count below 1 or a
 // negative retention. O(Shards).
 func NewShardedStream(args ShardedArgs, opts ...Option) (*ShardedStream, error) {
-	if args.Shards < 1 {
-		return nil, errorf(ErrInvalidArgument, "shard count must be >= 1, got %d", args.Shards)
+	if err := args.check(); err != nil {
+		return nil, err
 	}
-	if args.Retention < 0 {
-		return nil, errorf(ErrInvalidArgument, "retention must be > 0, got %s", args.Retention)
+	cfg := newConfig(opts)
+	ss := newShardedStream(cfg, args.Retention, cfg.clock().UnixMilli())
+	ss.mu.Lock()
+	ss.initShardsLocked(args.Shards)
+	ss.unlock()
+	return ss, nil
+}
+
+func (a *ShardedArgs) check() error {
+	if a.Shards < 1 {
+		return errorf(ErrInvalidArgument, "shard count must be >= 1, got %d", a.Shards)
 	}
-	if args.Retention == 0 {
-		args.Retention = DefaultRetention
+	if a.Retention < 0 {
+		return errorf(ErrInvalidArgument, "retention must be > 0, got %s", a.Retention)
 	}
-	ss := &ShardedStream{cfg: newConfig(opts), retention: args.Retention}
-	ss.created = ss.nowMs()
-	ss.lastExpire = ss.created
-	ss.nextExpire.Store(ss.created + expireEvery)
-	w := uniformWidth(uint64(args.Shards))
-	for i := range args.Shards {
+	if a.Retention == 0 {
+		a.Retention = DefaultRetention
+	}
+	return nil
+}
+
+// newShardedStream makes a sharded stream with no shard yet.
+func newShardedStream(cfg config, retention time.Duration, created int64) *ShardedStream {
+	ss := &ShardedStream{cfg: cfg, retention: retention, created: created}
+	ss.lastExpire = created
+	ss.nextExpire.Store(created + expireEvery)
+	return ss
+}
+
+// initShardsLocked makes the first n shards, dividing the hash key space
+// evenly, and routes Put to them.
+func (ss *ShardedStream) initShardsLocked(n int) {
+	w := uniformWidth(uint64(n))
+	for i := range n {
 		r := HashKeyRange{StartingHashKey: w.mul(uint64(i)), EndingHashKey: w.mul(uint64(i + 1)).sub(HashKey{0, 1})}
-		if i == args.Shards-1 {
+		if i == n-1 {
 			r.EndingHashKey = MaxHashKey
 		}
 		ss.createShardLocked(r, nil, nil, ss.created, i)
 	}
 	ss.publishLocked()
-	return ss, nil
+}
+
+// unlock releases the write lock; in a durable DB it first commits the
+// record of the call's changes. The exported method that took the lock
+// settles (see settle) once it holds no lock.
+func (ss *ShardedStream) unlock() {
+	if ss.log != nil {
+		ss.log.commit()
+	}
+	ss.mu.Unlock()
+}
+
+// settle is the last step of every exported method of a sharded stream in
+// a durable DB: holding no lock, it settles every record committed so far
+// (the sharded stream's own and its shards'), as Stream.unlock does.
+func (ss *ShardedStream) settle() {
+	if l := ss.log; l != nil {
+		l.j.settle(l.j.committed.Load())
+	}
 }
 
 func (ss *ShardedStream) nowMs() int64 { return ss.cfg.clock().UnixMilli() }
@@ -179,12 +223,13 @@ func (ss *ShardedStream) Retention() time.Duration {
 // ErrInvalidArgument, changing nothing, for a period <= 0. It costs
 // O(live shards) plus the storage blocks it frees.
 func (ss *ShardedStream) SetRetention(d time.Duration) error {
+	defer ss.settle()
 	if d <= 0 {
 		return errorf(ErrInvalidArgument, "retention must be > 0, got %s", d)
 	}
 	ss.mu.Lock()
 	ss.setRetentionLocked(d)
-	ss.mu.Unlock()
+	ss.unlock()
 	ss.expire(ss.nowMs(), true)
 	return nil
 }
@@ -237,7 +282,7 @@ func (sh *shard) add(fields []Field) (ID, bool, error) {
 	s := sh.s
 	nowMs := s.cfg.idMs()
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	defer s.unlock()
 	if sh.sealed {
 		return ID{}, false, nil
 	}
@@ -277,6 +322,7 @@ type PutResult struct {
 // is atomic with respect to reshards: a record lands in a shard before the
 // shard's ending sequence number, or in a child, never in a closed shard.
 func (ss *ShardedStream) Put(partitionKey string, args PutArgs, fields ...Field) (PutResult, error) {
+	defer ss.settle()
 	if err := checkPartitionKey(partitionKey); err != nil {
 		return PutResult{}, err
 	}

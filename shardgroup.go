@@ -56,8 +56,9 @@ type shardGroup struct {
 // the group too. It fails, changing nothing, with ErrGroupExists. O(live
 // shards).
 func (ss *ShardedStream) CreateGroup(name string, opts ShardGroupOptions) error {
+	defer ss.settle()
 	ss.mu.Lock()
-	defer ss.mu.Unlock()
+	defer ss.unlock()
 	if _, ok := ss.groups[name]; ok {
 		return errorf(ErrGroupExists, "group %q of the sharded stream", name)
 	}
@@ -102,7 +103,7 @@ func groupDone(sh *shard, name string, strict bool) bool {
 	}
 	s := sh.s
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	defer s.unlock()
 	g, err := s.groupLocked(name)
 	if err != nil {
 		return true
@@ -133,6 +134,7 @@ func (ss *ShardedStream) groupEligibleLocked(name string, g *shardGroup) []*shar
 // checks the parents of every live shard: O(live shards) plus O(log N)
 // per record.
 func (ss *ShardedStream) ReadGroup(ctx context.Context, group, consumer string, args ReadGroupArgs) ([]Record, error) {
+	defer ss.settle()
 	if err := args.check(); err != nil {
 		return nil, err
 	}
@@ -209,6 +211,7 @@ func (ss *ShardedStream) byShardLocked(refs []RecordRef) (map[*shard][]ID, []*sh
 // parent frees its children for ReadGroup. It fails, changing nothing,
 // with ErrNoGroup, ErrShardNotFound or ErrShardExpired. O(log P) a record.
 func (ss *ShardedStream) Ack(group string, refs ...RecordRef) (int64, error) {
+	defer ss.settle()
 	ss.mu.RLock()
 	g, err := ss.groupLocked(group)
 	if err != nil {
@@ -270,6 +273,7 @@ func (ss *ShardedStream) Pending(group string) ([]ShardPending, error) {
 // and returns them. It fails, changing nothing, with ErrNoGroup,
 // ErrShardNotFound, ErrShardExpired or an error of args.
 func (ss *ShardedStream) Claim(group, consumer string, minIdle time.Duration, refs []RecordRef, args ClaimArgs) ([]Record, error) {
+	defer ss.settle()
 	ss.mu.RLock()
 	defer ss.mu.RUnlock()
 	if _, err := ss.groupLocked(group); err != nil {
@@ -310,6 +314,7 @@ type ShardAutoClaimResult struct {
 // fails with ErrNoGroup or ErrShardNotFound. O(live shards) plus
 // O(log P) per pending record scanned.
 func (ss *ShardedStream) AutoClaim(group, consumer string, minIdle time.Duration, start RecordRef, args AutoClaimArgs) (res ShardAutoClaimResult, err error) {
+	defer ss.settle()
 	wake := false
 	defer func() {
 		if wake { // dropping dead records may free children (StrictOrder)

@@ -36,13 +36,21 @@ func (ss *ShardedStream) createShardLocked(r HashKeyRange, parent, adjacent *sha
 	ss.shards = append(ss.shards, sh)
 	ss.live = append(ss.live, sh)
 	ss.open = slices.Insert(ss.open, at, sh)
-	ss.addGroupsLocked(sh)
+	ss.addGroupsLocked(sh) // not recorded: a new shard gets the groups on replay too
+	if l := ss.log; l != nil {
+		obj := l.j.newObj()
+		l.shardCreate(sh, obj, at)
+		sh.s.log = &objLog{j: l.j, obj: obj, deferred: true}
+	}
 	return sh
 }
 
 // reshardedLocked ends a split or merge: Put routes to the new OPEN
 // shards, and readers see a new epoch.
 func (ss *ShardedStream) reshardedLocked() {
+	if ss.log != nil {
+		ss.log.begin(effResharded)
+	}
 	ss.publishLocked()
 	ss.epoch++
 }
@@ -54,9 +62,12 @@ func (ss *ShardedStream) closeShardLocked(sh *shard, now int64) int {
 	sh.s.mu.Lock()
 	sh.sealed = true
 	sh.endSeq = ID(sh.s.st.LastID())
-	sh.s.mu.Unlock()
+	sh.s.unlock()
 	sh.state = ShardClosed
 	sh.closed = now
+	if ss.log != nil {
+		ss.log.shardClose(sh)
+	}
 	i := ss.openIndexLocked(sh)
 	ss.open = slices.Delete(ss.open, i, i+1)
 	return i
@@ -65,6 +76,9 @@ func (ss *ShardedStream) closeShardLocked(sh *shard, now int64) int {
 // expireShardsLocked makes the given CLOSED shards EXPIRED and drops them
 // from the live list.
 func (ss *ShardedStream) expireShardsLocked(expiring []*shard) {
+	if ss.log != nil {
+		ss.log.shardsExpire(expiring)
+	}
 	for _, sh := range expiring {
 		sh.state = ShardExpired
 	}
@@ -81,12 +95,18 @@ func (ss *ShardedStream) expireShardsLocked(expiring []*shard) {
 
 // setRetentionLocked sets the retention period.
 func (ss *ShardedStream) setRetentionLocked(d time.Duration) {
+	if ss.log != nil {
+		ss.log.retention(d)
+	}
 	ss.retention = d
 }
 
 // createGroupLocked adds the group name to the stream's groups; the
 // caller creates it on the shards.
 func (ss *ShardedStream) createGroupLocked(name string, strict bool) {
+	if ss.log != nil {
+		ss.log.shardedGroup(name, strict)
+	}
 	if ss.groups == nil {
 		ss.groups = map[string]*shardGroup{}
 	}
@@ -96,5 +116,8 @@ func (ss *ShardedStream) createGroupLocked(name string, strict bool) {
 // setTrimmedLocked records that retention dropped the shard's records up
 // to id. The caller holds the shard's stream lock.
 func (sh *shard) setTrimmedLocked(id ID) {
+	if sh.s.log != nil {
+		sh.s.log.idEffect(effShardTrimmed, id)
+	}
 	sh.trimmed = id
 }

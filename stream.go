@@ -45,6 +45,13 @@ type Option func(*config)
 type config struct {
 	clock     func() time.Time
 	wallClock bool // clock is time.Now: Add may use wallUnixMilli
+
+	// Of durable DBs (Open).
+	sync            SyncPolicy
+	mustExist       bool
+	truncateCorrupt bool
+	autoSnapshot    int64
+	autoSnapshotSet bool
 }
 
 // WithClock makes a Stream or DB take the time from now instead of the
@@ -73,7 +80,9 @@ type Stream struct {
 	name string
 	cfg  config
 
-	st store.Blocks // the entries; changed only by the operations of ops.go
+	st  store.Blocks // the entries; changed only by the operations of ops.go
+	log *objLog      // records changes in a durable DB; nil in memory
+	was *objLog      // the log it had before it was removed from its DB
 
 	waiters waitList
 	removed bool // removed from its DB: DB calls look the name up again
@@ -107,7 +116,7 @@ func (s *Stream) Name() string { return s.name }
 // Len returns the number of entries in the stream. It is O(1).
 func (s *Stream) Len() int64 {
 	s.mu.RLock()
-	defer s.mu.RUnlock()
+	defer s.runlock()
 	return s.st.Len()
 }
 
@@ -115,7 +124,7 @@ func (s *Stream) Len() int64 {
 // stream). It does not change when entries are deleted or trimmed.
 func (s *Stream) LastID() ID {
 	s.mu.RLock()
-	defer s.mu.RUnlock()
+	defer s.runlock()
 	return ID(s.st.LastID())
 }
 
@@ -186,7 +195,7 @@ func (s *Stream) add(args AddArgs, fields []Field, inDB bool) (ID, error) {
 	}
 
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	defer s.unlock()
 	if inDB && s.removed {
 		return ID{}, errRemoved
 	}
@@ -308,7 +317,7 @@ func (s *Stream) rangeGeneric(start, end string, count int, rev bool) ([]Entry, 
 	defer putCollector(c)
 	s.mu.RLock()
 	s.collectRangeLocked(c, lo, hi, count, rev)
-	s.mu.RUnlock()
+	s.runlock()
 	return c.entries(), nil
 }
 
@@ -318,4 +327,52 @@ func (s *Stream) collectRangeLocked(c *collector, lo, hi ID, count int, rev bool
 		c.add(b, ID(id), flags, body)
 		return count == 0 || len(c.ids) < count
 	})
+}
+
+// unlock releases the stream's write lock. In a durable DB it first
+// commits the record of the call's changes, if any, and then, holding no
+// lock, settles it: under SyncAlways it waits until the record (for a call
+// that changed nothing, the stream's last record) is on disk. A deferred
+// log (the stream of a shard) leaves settling to the caller.
+func (s *Stream) unlock() {
+	l := s.log
+	if l == nil {
+		s.mu.Unlock()
+		return
+	}
+	lsn := l.commit()
+	s.mu.Unlock()
+	if !l.deferred {
+		l.j.settle(lsn)
+	}
+}
+
+// unlockDeferred releases the write lock after committing the call's
+// record, and returns what the caller must settle (journal.settle) once
+// it holds no lock: the record's LSN, 0 when there is nothing to settle.
+func (s *Stream) unlockDeferred() (*journal, uint64) {
+	l := s.log
+	if l == nil {
+		s.mu.Unlock()
+		return nil, 0
+	}
+	lsn := l.commit()
+	s.mu.Unlock()
+	return l.j, lsn
+}
+
+// runlock releases the read lock. In a durable DB under SyncAlways it
+// then waits until the stream's last record is on disk, so that nothing
+// the reader saw can be lost.
+func (s *Stream) runlock() {
+	l := s.log
+	if l == nil {
+		s.mu.RUnlock()
+		return
+	}
+	lsn := l.lsn
+	s.mu.RUnlock()
+	if !l.deferred {
+		l.j.durable(lsn)
+	}
 }

@@ -97,7 +97,7 @@ func (s *Stream) Trim(args TrimArgs) (int64, error) {
 		return 0, err
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	defer s.unlock()
 	return s.trimLocked(spec), nil
 }
 
@@ -142,7 +142,7 @@ func (s *Stream) Delete(ids ...string) (int64, error) {
 		return 0, err
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	defer s.unlock()
 	var deleted int64
 	for _, id := range parsed {
 		if s.deleteEntryLocked(id) {

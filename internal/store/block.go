@@ -327,3 +327,33 @@ func (b *Block) markDeleted(i int) bool {
 	b.live--
 	return true
 }
+
+// RawBlock is a block's content as a snapshot stores it: its bytes and
+// offset table as they are in memory.
+type RawBlock struct {
+	Data  []byte
+	Offs  []uint32
+	Last  ID
+	Hdr   int32
+	Nmast int32
+	Live  int32
+}
+
+// Raw returns a copy of the block's content.
+func (b *Block) Raw() RawBlock {
+	return RawBlock{
+		Data: append([]byte(nil), b.data...), Offs: append([]uint32(nil), b.offs...),
+		Last: b.last, Hdr: b.hdr, Nmast: b.nmast, Live: b.live,
+	}
+}
+
+// FromRaw makes a block of raw content, which it keeps. It checks that the
+// content holds together (every entry decodes inside the data, in ID
+// order, and the counts agree), so that no later access can fail.
+func FromRaw(r RawBlock) (*Block, error) {
+	b := &Block{data: r.Data, offs: r.Offs, last: r.Last, hdr: r.Hdr, nmast: r.Nmast, live: r.Live}
+	if err := b.check(); err != nil {
+		return nil, err
+	}
+	return b, nil
+}

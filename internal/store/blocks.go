@@ -1,6 +1,9 @@
 package store
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+)
 
 // Blocks is the storage of one stream: its entries in blocks ordered by
 // ID, the index of the blocks' first IDs for seeks, and the counters that
@@ -361,4 +364,53 @@ func (s *Blocks) refreshFirst() {
 		s.firstID = id
 		return false
 	})
+}
+
+// State is what a snapshot keeps of a Blocks besides its blocks.
+type State struct {
+	LastID, FirstID, MaxDeleted ID
+	EntriesAdded                int64
+	Open                        bool // the last block takes new entries
+}
+
+// State returns the counters of the storage.
+func (s *Blocks) State() State {
+	return State{
+		LastID: s.lastID, FirstID: s.firstID, MaxDeleted: s.maxDeleted,
+		EntriesAdded: s.entriesAdded, Open: s.open != nil,
+	}
+}
+
+// Restore replaces the storage's content with blocks (as Raw gave them,
+// in order) and st, and checks the result (Check): a snapshot that does
+// not hold together is an error, and the storage is then left empty.
+func (s *Blocks) Restore(blocks []*Block, st State) error {
+	*s = Blocks{
+		blocks: blocks, firsts: make([]ID, len(blocks)),
+		lastID: st.LastID, firstID: st.FirstID, maxDeleted: st.MaxDeleted, entriesAdded: st.EntriesAdded,
+	}
+	for i, b := range blocks {
+		if b == nil || len(b.data) < FirstIDLen {
+			*s = Blocks{}
+			return fmt.Errorf("block %d is empty", i)
+		}
+		s.firsts[i] = b.FirstID()
+		s.length += int64(b.live)
+	}
+	if st.Open && len(blocks) > 0 {
+		names, err := blocks[len(blocks)-1].masterNames()
+		if err != nil {
+			*s = Blocks{}
+			return err
+		}
+		s.open, s.openNames = blocks[len(blocks)-1], names
+	}
+	if len(blocks) == 0 {
+		s.blocks, s.firsts = nil, nil
+	}
+	if err := s.Check(); err != nil {
+		*s = Blocks{}
+		return err
+	}
+	return nil
 }

@@ -1,0 +1,305 @@
+package xstream
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/xstreamgo/xstream/internal/wal"
+)
+
+// Durable DBs.
+//
+// Open keeps a DB in a directory: a snapshot of its whole state, and a log
+// of the changes made since, whose records the operations of ops.go,
+// groupops.go and shardops.go write as they apply them (record.go). Open
+// loads the snapshot, replays the log (replay.go) and goes on appending to
+// it; Snapshot (snapshot.go) writes a new snapshot and drops the log
+// behind it. The on-disk format is package internal/wal's.
+
+// Options of Open.
+
+// WithSync sets the sync policy of a durable DB (default SyncEverySecond).
+// A DB made by NewDB ignores it.
+func WithSync(p SyncPolicy) Option {
+	return func(c *config) { c.sync = p }
+}
+
+// WithMustExist makes Open fail with ErrDBNotFound, creating nothing,
+// when the directory does not hold a DB yet. Without it Open creates the
+// directory and a new DB.
+func WithMustExist() Option {
+	return func(c *config) { c.mustExist = true }
+}
+
+// WithTruncateCorrupt makes Open load a log that has a corrupt record
+// followed by valid ones (which Open otherwise refuses with ErrCorrupt):
+// it keeps every change before the corrupt record, moves the rest of that
+// segment aside (to its name plus ".corrupt") and drops the segments after
+// it, as Redis does with aof-load-truncated and a truncated AOF. Changes
+// are lost: use it after reading the error, not by default.
+func WithTruncateCorrupt() Option {
+	return func(c *config) { c.truncateCorrupt = true }
+}
+
+// WithAutoSnapshot sets the log size past which a durable DB takes a
+// snapshot by itself: when the log written since the last snapshot is
+// larger than both minBytes and the last snapshot's size. The default is
+// 64 MiB, as Redis's auto-aof-rewrite-min-size; a negative minBytes turns
+// automatic snapshots off.
+func WithAutoSnapshot(minBytes int64) Option {
+	return func(c *config) { c.autoSnapshot, c.autoSnapshotSet = minBytes, true }
+}
+
+const defaultAutoSnapshot = 64 << 20
+
+// durable is the part of a DB that lives in its directory.
+type durable struct {
+	dir  string
+	lock *wal.DirLock
+	j    *journal
+
+	snapMu   sync.Mutex // one snapshot or backup at a time; guards the fields below
+	manifest wal.Manifest
+	snapSize int64 // bytes of the current snapshot
+
+	lastSave   atomic.Int64 // Unix seconds of the last snapshot (or of the open)
+	saveStatus atomic.Bool  // the last snapshot failed
+	saving     atomic.Bool  // a background snapshot runs
+	bg         sync.WaitGroup
+	closed     atomic.Bool
+}
+
+// newLog returns the log of a new object of the DB.
+func (d *durable) newLog() *objLog {
+	return &objLog{j: d.j, obj: d.j.newObj()}
+}
+
+// Open opens the durable DB kept in dir, creating dir and an empty DB when
+// there is none (unless WithMustExist). It loads the last snapshot and
+// replays the log after it, so the DB holds every change that reached the
+// log; a record cut short by a crash at the end of the log is dropped.
+// The options apply as to NewDB, and WithSync, WithMustExist,
+// WithTruncateCorrupt and WithAutoSnapshot choose how the DB is kept.
+// Until Close, no other process (nor this one) can open dir.
+//
+// Open fails, changing nothing on disk, with ErrDBNotFound (no DB in dir,
+// WithMustExist), ErrLocked (dir is open elsewhere), ErrNotDB (dir holds
+// files that are not an xstream DB's), ErrVersion (written by a newer
+// xstream) or ErrCorrupt (a damaged file: the message names it and the
+// offset), or an error of the file system. Recovery reads the snapshot at
+// disk speed and replays the log at about a million changes a second.
+func Open(dir string, opts ...Option) (*DB, error) {
+	cfg := newConfig(opts)
+	if !cfg.autoSnapshotSet {
+		cfg.autoSnapshot = defaultAutoSnapshot
+	}
+	if cfg.sync > SyncNo {
+		return nil, errorf(ErrInvalidArgument, "unknown SyncPolicy %d", cfg.sync)
+	}
+	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+		if cfg.mustExist {
+			return nil, errorf(ErrDBNotFound, "%s does not exist", dir)
+		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, err
+		}
+	} else if err != nil {
+		return nil, err
+	}
+	lock, err := wal.LockDir(dir)
+	if err != nil {
+		return nil, mapWalErr(err)
+	}
+	db, err := openLocked(dir, cfg, lock)
+	if err != nil {
+		lock.Unlock()
+		return nil, err
+	}
+	return db, nil
+}
+
+// openLocked opens the DB of dir, which the caller has locked.
+func openLocked(dir string, cfg config, lock *wal.DirLock) (*DB, error) {
+	m, err := wal.ReadManifest(dir)
+	fresh := errors.Is(err, fs.ErrNotExist)
+	if err != nil && !fresh {
+		return nil, mapWalErr(err)
+	}
+	if fresh && cfg.mustExist {
+		return nil, errorf(ErrDBNotFound, "%s holds no DB (no %s)", dir, wal.ManifestName)
+	}
+	db := newDB(cfg)
+	d := &durable{dir: dir, lock: lock}
+	db.dur = d
+	r := newReplayer(db)
+	var seg *wal.Segment
+	next := uint64(1)
+	var logSize int64
+	if fresh {
+		if err := removeStrays(dir); err != nil {
+			return nil, err
+		}
+		if seg, err = wal.CreateSegment(dir, next); err != nil {
+			return nil, err
+		}
+		m = wal.Manifest{Logs: []string{filepath.Base(seg.Path())}}
+		if err := wal.WriteManifest(dir, m); err != nil {
+			seg.Close()
+			os.Remove(seg.Path())
+			return nil, err
+		}
+	} else {
+		if err := wal.RemoveTemps(dir); err != nil {
+			return nil, err
+		}
+		if seg, next, logSize, err = r.recover(dir, &m, cfg.truncateCorrupt); err != nil {
+			return nil, err
+		}
+	}
+	d.manifest = m
+	if m.Snapshot != "" {
+		if fi, err := os.Stat(filepath.Join(dir, m.Snapshot)); err == nil {
+			d.snapSize = fi.Size()
+		}
+	}
+	d.lastSave.Store(time.Now().Unix())
+	d.j = newJournal(cfg.sync, seg, next, logSize, func() { db.autoSnapshot() })
+	r.attach(d.j)
+	return db, nil
+}
+
+// removeStrays removes the segment and snapshot files of a DB whose
+// creation was cut short before its manifest was written: nothing was
+// ever acknowledged from them.
+func removeStrays(dir string) error {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		name := e.Name()
+		_, isLog := wal.ParseSegmentName(name)
+		_, isSnap := wal.ParseSnapshotName(name)
+		if isLog || isSnap {
+			if err := os.Remove(filepath.Join(dir, name)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// mapWalErr turns an error of package wal into one of this package's
+// sentinels, keeping its message.
+func mapWalErr(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, wal.ErrLocked):
+		return wrapped{ErrLocked, err}
+	case errors.Is(err, wal.ErrVersion):
+		return wrapped{ErrVersion, err}
+	case errors.Is(err, wal.ErrNotOurs):
+		return wrapped{ErrNotDB, err}
+	case errors.Is(err, wal.ErrCorrupt):
+		return wrapped{ErrCorrupt, err}
+	}
+	return err
+}
+
+// wrapped is err, which also matches sentinel.
+type wrapped struct{ sentinel, err error }
+
+func (w wrapped) Error() string   { return w.err.Error() }
+func (w wrapped) Unwrap() []error { return []error{w.sentinel, w.err} }
+
+// Durable reports whether the DB keeps its data in a directory (Open).
+func (db *DB) Durable() bool { return db.dur != nil }
+
+// Flush writes every change made so far to the OS, without waiting for the
+// disk: once it returns, a crash of the process loses none of them (a
+// crash of the OS still may, unless SyncAlways). A server calls it before
+// it sends the replies of a batch of commands, as Redis writes its AOF
+// before replying. It returns an error when writing the log failed. A
+// DB made by NewDB has nothing to flush. O(buffered log).
+func (db *DB) Flush() error {
+	if db.dur == nil {
+		return nil
+	}
+	return db.dur.j.flush(false)
+}
+
+// Sync writes every change made so far and waits until it is on disk
+// (fdatasync), whatever the sync policy.
+func (db *DB) Sync() error {
+	if db.dur == nil {
+		return nil
+	}
+	return db.dur.j.flush(true)
+}
+
+// Err returns the error that stopped the log, if writing it ever failed
+// (the disk is full, say). The DB then keeps working in memory, but its
+// changes are no longer kept: Close returns the error too.
+func (db *DB) Err() error {
+	if db.dur == nil {
+		return nil
+	}
+	return db.dur.j.failed()
+}
+
+// Close closes a durable DB: it waits for a snapshot in progress, writes
+// and syncs the log, and releases the directory. The DB must not be used
+// afterwards. It returns the first error of writing the log. For a DB made
+// by NewDB it does nothing.
+func (db *DB) Close() error {
+	d := db.dur
+	if d == nil || !d.closed.CompareAndSwap(false, true) {
+		return nil
+	}
+	d.bg.Wait()
+	d.snapMu.Lock()
+	defer d.snapMu.Unlock()
+	err := d.j.close()
+	if uerr := d.lock.Unlock(); err == nil {
+		err = uerr
+	}
+	return err
+}
+
+// PersistenceInfo describes how a durable DB is kept, with what Redis's
+// INFO persistence section reports.
+type PersistenceInfo struct {
+	Dir            string
+	Sync           SyncPolicy
+	LastSave       time.Time // the last snapshot (or the open, when none was taken since)
+	LastSaveFailed bool      // the last snapshot failed
+	Saving         bool      // a snapshot is being written
+	LogBytes       int64     // log written since the last snapshot
+	SnapshotBytes  int64     // size of the current snapshot
+	WriteErr       error     // the log's error, if writing it failed
+}
+
+// Persistence describes how the DB is kept; ok is false for a DB made by
+// NewDB. O(1).
+func (db *DB) Persistence() (info PersistenceInfo, ok bool) {
+	d := db.dur
+	if d == nil {
+		return PersistenceInfo{}, false
+	}
+	return PersistenceInfo{
+		Dir:            d.dir,
+		Sync:           d.j.policy,
+		LastSave:       time.Unix(d.lastSave.Load(), 0),
+		LastSaveFailed: d.saveStatus.Load(),
+		Saving:         d.saving.Load(),
+		LogBytes:       d.j.logSize.Load(),
+		SnapshotBytes:  db.snapshotSize(),
+		WriteErr:       d.j.failed(),
+	}, true
+}

@@ -1,0 +1,189 @@
+package wal
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+)
+
+// filePerm is the permission of every file this package creates: the
+// data is the user's, so only its owner may read it.
+const filePerm = 0o600
+
+// nameDigits is the width of the zero-padded number in file names, enough
+// for any uint64, so names sort as their numbers do.
+const nameDigits = 20
+
+// SegmentName returns the file name of the log segment whose first record
+// has sequence number base: 20 zero-padded digits and ".log".
+func SegmentName(base uint64) string { return numberedName(base, ".log") }
+
+// ParseSegmentName returns the base of a file name SegmentName made, and
+// false for any other name.
+func ParseSegmentName(name string) (base uint64, ok bool) { return parseNumberedName(name, ".log") }
+
+// SnapshotName returns the file name of the snapshot covering the log up
+// to sequence number base: 20 zero-padded digits and ".snap".
+func SnapshotName(base uint64) string { return numberedName(base, ".snap") }
+
+// ParseSnapshotName returns the base of a file name SnapshotName made, and
+// false for any other name.
+func ParseSnapshotName(name string) (base uint64, ok bool) { return parseNumberedName(name, ".snap") }
+
+func numberedName(n uint64, ext string) string {
+	return fmt.Sprintf("%0*d%s", nameDigits, n, ext)
+}
+
+func parseNumberedName(name, ext string) (uint64, bool) {
+	if len(name) != nameDigits+len(ext) || name[nameDigits:] != ext {
+		return 0, false
+	}
+	for _, c := range name[:nameDigits] {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+	}
+	n, err := strconv.ParseUint(name[:nameDigits], 10, 64)
+	return n, err == nil
+}
+
+// Segment is a log segment open for appending. Its methods are not safe
+// for concurrent use.
+//
+// Write hands bytes to the kernel and Sync makes them durable; a record is
+// safe from a crash of the machine only once a Sync after its Write
+// returned nil. A killed process loses nothing that Write accepted.
+type Segment struct {
+	f    *os.File
+	path string
+	base uint64
+	size int64
+	err  error // set by a failure that leaves the file in doubt; every later call returns it
+}
+
+// CreateSegment creates the log segment dir/SegmentName(base), which must
+// not exist, writes its header and syncs the file and dir, so the new
+// segment survives a crash once CreateSegment returns. On error no file is
+// left behind.
+func CreateSegment(dir string, base uint64) (*Segment, error) {
+	path := filepath.Join(dir, SegmentName(base))
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, filePerm)
+	if err != nil {
+		return nil, err
+	}
+	if _, err = f.Write(AppendHeader(nil, KindLog, base)); err == nil {
+		err = f.Sync()
+	}
+	if err == nil {
+		err = SyncDir(dir)
+	}
+	if err != nil {
+		f.Close()
+		os.Remove(path)
+		return nil, err
+	}
+	return &Segment{f: f, path: path, base: base, size: HeaderSize}, nil
+}
+
+// OpenSegmentForAppend opens the existing log segment at path for
+// appending, first cutting it to size bytes, as ScanSegment's
+// ScanResult.End says after a torn tail; the cut is synced before it
+// returns. size must be at least HeaderSize and at most the file's size
+// (an error wrapping os.ErrInvalid otherwise); a bad header is ErrNotOurs
+// or ErrVersion.
+func OpenSegmentForAppend(path string, size int64) (*Segment, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND, 0)
+	if err != nil {
+		return nil, err
+	}
+	s, err := openSegment(f, path, size)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func openSegment(f *os.File, path string, size int64) (*Segment, error) {
+	var b [HeaderSize]byte
+	n, err := f.ReadAt(b[:], 0)
+	if err != nil && err != io.EOF {
+		return nil, err
+	}
+	h, err := parseHeader(b[:n], KindLog, path)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if size < HeaderSize || size > fi.Size() {
+		return nil, fmt.Errorf("xstream: %s: cannot cut a segment of %d bytes to %d bytes: %w", path, fi.Size(), size, os.ErrInvalid)
+	}
+	if size < fi.Size() {
+		if err := f.Truncate(size); err != nil {
+			return nil, err
+		}
+		if err := f.Sync(); err != nil {
+			return nil, err
+		}
+	}
+	return &Segment{f: f, path: path, base: h.Base, size: size}, nil
+}
+
+// Write appends p, which should be whole frames (see AppendFrame and
+// BeginFrame), with one write system call and no buffering. If the write
+// fails the segment is cut back to its size before the call, so a later
+// Write does not follow a partial frame; if even that fails, the segment
+// refuses every later Write and Sync.
+func (s *Segment) Write(p []byte) (int, error) {
+	if s.err != nil {
+		return 0, s.err
+	}
+	n, err := s.f.Write(p)
+	if err == nil {
+		s.size += int64(n)
+		return n, nil
+	}
+	if n > 0 {
+		if terr := s.f.Truncate(s.size); terr != nil {
+			s.err = fmt.Errorf("xstream: %s: cutting a failed write back: %w (write: %v)", s.path, terr, err)
+			return 0, s.err
+		}
+	}
+	return 0, err
+}
+
+// Sync makes everything written durable, with fdatasync where the system
+// has it. After a failed Sync the segment refuses every later Write and
+// Sync: the kernel may have dropped the unsynced data, and a later
+// successful sync would not bring it back, so every record since the last
+// successful Sync must be taken as lost.
+func (s *Segment) Sync() error {
+	if s.err != nil {
+		return s.err
+	}
+	if err := datasync(s.f); err != nil {
+		s.err = fmt.Errorf("xstream: %s: sync failed, unsynced records may be lost: %w", s.path, err)
+		return s.err
+	}
+	return nil
+}
+
+// Size returns the segment's size in bytes: the header and every byte
+// written.
+func (s *Segment) Size() int64 { return s.size }
+
+// Base returns the sequence number of the segment's first record, from
+// its header.
+func (s *Segment) Base() uint64 { return s.base }
+
+// Path returns the segment's file path.
+func (s *Segment) Path() string { return s.path }
+
+// Close closes the file without syncing it; call Sync first to keep what
+// was written since the last Sync safe from a crash.
+func (s *Segment) Close() error { return s.f.Close() }

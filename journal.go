@@ -1,0 +1,361 @@
+package xstream
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/xstreamgo/xstream/internal/wal"
+)
+
+// SyncPolicy says when the log of a durable DB reaches the disk, with the
+// three levels of Redis's appendfsync.
+type SyncPolicy uint8
+
+const (
+	// SyncEverySecond writes the log to the OS and fdatasyncs it once a
+	// second in the background (Redis's appendfsync everysec), the
+	// default. A call returns before its change is written: a crash of the
+	// process loses the changes of about the last second that were not yet
+	// written (call DB.Flush to write them, as the server does before it
+	// replies), and a crash of the OS or a power loss those of about the
+	// last one to two seconds.
+	SyncEverySecond SyncPolicy = iota
+	// SyncAlways makes every call that changes the DB return only after
+	// its change is on disk (fdatasync), as Redis's appendfsync always
+	// does; concurrent calls share one fdatasync (group commit). Nothing
+	// a call returned is lost, whatever crashes; a reader is never handed
+	// an entry that a crash could still lose.
+	SyncAlways
+	// SyncNo writes the log to the OS once a second (and when much is
+	// buffered) and never fdatasyncs it: the OS decides when it reaches
+	// the disk (Redis's appendfsync no). A crash of the process loses
+	// about the last second of changes, a crash of the OS what the OS had
+	// not yet written, typically up to 30 seconds.
+	SyncNo
+)
+
+// String returns "always", "everysec" or "no", the names Redis uses.
+func (p SyncPolicy) String() string {
+	switch p {
+	case SyncAlways:
+		return "always"
+	case SyncNo:
+		return "no"
+	}
+	return "everysec"
+}
+
+const (
+	flushEvery  = time.Second // the background write (and sync, with SyncEverySecond)
+	kickBytes   = 1 << 20     // buffered log that wakes the background writer early
+	maxBuffered = 64 << 20    // buffered log beyond which a call writes it itself
+	maxSpare    = 4 << 20     // the largest write buffer kept for reuse
+)
+
+// journal is the log of a durable DB: records committed in order (each
+// gets the next log sequence number, LSN), buffered, and written to the
+// current segment file by one writer at a time. No lock is held while a
+// writer writes or syncs: calls that commit meanwhile add to the next
+// buffer, and calls that wait for their record to be on disk wait for the
+// writer in progress and then, if their record is not yet on disk, one of
+// them writes and syncs for all of them (group commit).
+type journal struct {
+	policy SyncPolicy
+
+	mu    sync.Mutex
+	buf   []byte        // framed records not yet written, from LSN written on
+	spare []byte        // the buffer of the last write, for reuse
+	next  uint64        // LSN of the next record; LSNs start at 1
+	busy  bool          // a writer is writing
+	done  chan struct{} // closed when the busy writer finishes
+	seg   *wal.Segment  // the segment written to; changed only by a busy writer
+	err   error         // the first write or sync error: it sticks
+
+	// A rotation in progress: the records of buf from byte split on (LSN
+	// rotBase on) go to rot, which the writer makes the segment once it
+	// has written and synced the records before, and onRotate has run.
+	rot      *wal.Segment
+	split    int
+	onRotate func() error
+
+	segBytes int64 // bytes committed to the newest segment, header included
+
+	over      atomic.Bool   // more than maxBuffered bytes are buffered
+	committed atomic.Uint64 // LSN of the last record committed
+	nextObj   atomic.Uint64 // number of the next object of the DB
+	written   atomic.Uint64 // records below this LSN are written to the OS
+	synced    atomic.Uint64 // records below this LSN are on disk
+	logSize   atomic.Int64  // bytes of log written since the last snapshot
+
+	onTick func() // run by the background writer each second
+
+	kick chan struct{} // wakes the background writer
+	stop chan struct{}
+	wg   sync.WaitGroup
+}
+
+// newJournal starts a journal whose next record has LSN next, written to
+// seg, which holds logSize bytes of log since the last snapshot; onTick,
+// if not nil, runs each second after the background write.
+func newJournal(policy SyncPolicy, seg *wal.Segment, next uint64, logSize int64, onTick func()) *journal {
+	j := &journal{
+		policy: policy, seg: seg, next: next, segBytes: seg.Size(), onTick: onTick,
+		kick: make(chan struct{}, 1), stop: make(chan struct{}),
+	}
+	j.written.Store(next)
+	j.synced.Store(next)
+	j.committed.Store(next - 1)
+	j.nextObj.Store(1)
+	j.logSize.Store(logSize)
+	j.wg.Add(1)
+	go j.background()
+	return j
+}
+
+// commit frames the record rec, gives it the next LSN and buffers it. It
+// needs the lock of the object the record is about, so that the log holds
+// an object's records in the order they were applied.
+func (j *journal) commit(rec []byte) uint64 {
+	j.mu.Lock()
+	d, start := wal.BeginFrame(j.buf)
+	d = append(d, rec...)
+	j.buf = wal.EndFrame(d, start)
+	lsn := j.next
+	j.next++
+	j.committed.Store(lsn)
+	n := len(j.buf)
+	j.segBytes += int64(n - start)
+	if n >= maxBuffered {
+		j.over.Store(true)
+	}
+	j.mu.Unlock()
+	if n >= kickBytes {
+		select {
+		case j.kick <- struct{}{}:
+		default:
+		}
+	}
+	return lsn
+}
+
+// settle is called after a call that committed the record lsn released
+// its lock: with SyncAlways it returns once the record is on disk, and
+// with any policy it writes the log itself when too much is buffered.
+func (j *journal) settle(lsn uint64) {
+	if j == nil || lsn == 0 {
+		return
+	}
+	if j.policy == SyncAlways {
+		j.write(true, lsn)
+		return
+	}
+	if j.over.Load() {
+		j.write(false, lsn)
+	}
+}
+
+// durable waits until the record lsn is on disk under SyncAlways (for
+// readers: an entry they return is then safe). It does nothing under the
+// other policies.
+func (j *journal) durable(lsn uint64) {
+	if j.policy == SyncAlways && lsn != 0 && j.synced.Load() <= lsn {
+		j.write(true, lsn)
+	}
+}
+
+// write returns once the record upTo is written to the OS (and with sync
+// on disk), writing it itself when no other writer will. It returns the
+// journal's error, if writing ever failed.
+func (j *journal) write(sync bool, upTo uint64) error {
+	if upTo < j.synced.Load() || !sync && upTo < j.written.Load() {
+		return nil
+	}
+	for {
+		j.mu.Lock()
+		if j.err != nil {
+			err := j.err
+			j.mu.Unlock()
+			return err
+		}
+		if upTo < j.written.Load() && (!sync || upTo < j.synced.Load()) {
+			j.mu.Unlock()
+			return nil
+		}
+		if j.busy {
+			ch := j.done
+			j.mu.Unlock()
+			<-ch
+			continue
+		}
+		j.mu.Unlock()
+		j.writeOut(sync)
+	}
+}
+
+// writeOut writes every buffered record (and with sync fdatasyncs) as the
+// one busy writer. When a rotation is pending it writes and syncs the
+// records before the split to the old segment, runs onRotate, and goes on
+// in the new segment.
+func (j *journal) writeOut(sync bool) error {
+	j.mu.Lock()
+	for j.busy {
+		ch := j.done
+		j.mu.Unlock()
+		<-ch
+		j.mu.Lock()
+	}
+	if j.err != nil {
+		err := j.err
+		j.mu.Unlock()
+		return err
+	}
+	j.busy, j.done = true, make(chan struct{})
+	buf, end, seg := j.buf, j.next, j.seg
+	rot, split, onRotate := j.rot, j.split, j.onRotate
+	j.rot, j.onRotate = nil, nil
+	j.buf = j.spare[:0]
+	j.spare = nil
+	j.over.Store(false)
+	j.mu.Unlock()
+
+	var err error
+	if rot != nil {
+		if _, err = seg.Write(buf[:split]); err == nil {
+			err = seg.Sync()
+		}
+		if err == nil {
+			err = seg.Close()
+		}
+		if err == nil && onRotate != nil {
+			err = onRotate()
+		}
+		buf, seg = buf[split:], rot
+		j.logSize.Store(0)
+		j.mu.Lock()
+		j.seg = rot
+		j.mu.Unlock()
+	}
+	if err == nil && len(buf) > 0 {
+		_, err = seg.Write(buf)
+		j.logSize.Add(int64(len(buf)))
+	}
+	if err == nil && sync && j.synced.Load() < end {
+		err = seg.Sync()
+	}
+
+	j.mu.Lock()
+	if err == nil {
+		j.written.Store(end)
+		if sync {
+			j.synced.Store(end)
+		}
+	} else if j.err == nil {
+		j.err = err
+	}
+	if cap(buf) <= maxSpare {
+		j.spare = buf[:0]
+	}
+	j.busy = false
+	close(j.done)
+	j.mu.Unlock()
+	return err
+}
+
+// flush writes every record committed so far (and with sync fdatasyncs).
+func (j *journal) flush(sync bool) error {
+	j.mu.Lock()
+	last := j.next - 1
+	j.mu.Unlock()
+	return j.write(sync, last)
+}
+
+// rotate makes the records committed from now on go to a new segment,
+// made by create from the LSN of the next record, which it returns. It
+// holds the journal's lock only while create makes the file: the records
+// before are written and synced to the old segment by the next writer,
+// which then runs onRotate (to record the new segment in the manifest)
+// before it writes any record to the new one. The caller then calls
+// writeOut, so that the switch is done when it returns.
+func (j *journal) rotate(create func(base uint64) (*wal.Segment, error), onRotate func() error) (uint64, error) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.err != nil {
+		return 0, j.err
+	}
+	if j.rot != nil {
+		return 0, errorf(ErrInvalidArgument, "a log rotation is already pending")
+	}
+	base := j.next
+	seg, err := create(base)
+	if err != nil {
+		return 0, err
+	}
+	j.rot, j.split, j.onRotate = seg, len(j.buf), onRotate
+	j.segBytes = seg.Size()
+	return base, nil
+}
+
+// newObj returns the number of a new object of the DB.
+func (j *journal) newObj() uint64 { return j.nextObj.Add(1) - 1 }
+
+// mark returns the LSN of the next record and the bytes of the newest
+// segment before it.
+func (j *journal) mark() (lsn uint64, off int64) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.next, j.segBytes
+}
+
+// segPath returns the path of the segment that takes new records.
+func (j *journal) segPath() string {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.rot != nil {
+		return j.rot.Path()
+	}
+	return j.seg.Path()
+}
+
+// background writes the log once a second, fdatasyncing it under
+// SyncEverySecond, and early when much is buffered.
+func (j *journal) background() {
+	defer j.wg.Done()
+	t := time.NewTicker(flushEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-j.stop:
+			return
+		case <-t.C:
+			j.flush(j.policy != SyncNo)
+			if j.onTick != nil {
+				j.onTick()
+			}
+		case <-j.kick:
+			j.flush(false)
+		}
+	}
+}
+
+// close stops the background writer, writes and syncs everything, and
+// closes the segment.
+func (j *journal) close() error {
+	close(j.stop)
+	j.wg.Wait()
+	err := j.flush(true)
+	j.mu.Lock()
+	seg := j.seg
+	j.mu.Unlock()
+	if cerr := seg.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// failed returns the journal's error, if writing ever failed.
+func (j *journal) failed() error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.err
+}

@@ -1,0 +1,351 @@
+package xstream
+
+import (
+	"encoding/binary"
+	"time"
+)
+
+// Records of the log of a durable DB.
+//
+// Each call that changes an object of the DB (a stream, a shard's stream
+// or a sharded stream) leaves one record: the object's number, then the
+// effects of the call in the order they were applied. An effect is a kind
+// byte and its values. The operations of ops.go, groupops.go and
+// shardops.go append their effect to the object's objLog as they apply
+// it, and the call's unlock commits the record (objLog.commit), so the log
+// holds the changes in the order they were applied, a call whole or not
+// at all. Replay (replay.go) decodes the effects and applies them through
+// the same operations.
+//
+// Effects hold results, not requests: the ID an Add resolved to, the
+// bound a trim reached, the time and count of each delivery. So replaying
+// needs no clock and gives the state the calls left, whatever time it is.
+//
+// Numbers are uvarints, signed ones zigzag varints, strings a uvarint
+// length and bytes, IDs two uvarints (ms, seq). Some effects are coded
+// against state that replay rebuilds exactly as it was: an added entry's
+// ID against the stream's last ID, its field names against the master
+// names of the block that takes it, a delivered ID against the group's
+// last delivered ID. Effects on groups and consumers name them once per
+// record (effGroup, effConsumer set the record's current group and
+// consumer), and deliveries take their time from effTime.
+
+// The kinds of effects. Their values are part of the on-disk format.
+const (
+	effCreateStream   = 1  // name: a stream of the DB (first effect of its first record)
+	effRemove         = 2  // the object leaves the DB
+	effAppend         = 3  // ms delta, seq, fields: uvarint k, k × (name, value); k = 0: the open block's names, then their values
+	effTrimTo         = 4  // id: every live entry up to it goes (a KeepRef trim)
+	effTrimEntry      = 5  // id: the entry goes as a trim removes it
+	effDelete         = 6  // id: the entry is deleted (XDEL)
+	effSetLast        = 7  // last id, entries added (signed, -1: unchanged), max deleted id (0-0: unchanged)
+	effGroup          = 8  // name: the group of the effects that follow
+	effGroupCreate    = 9  // name, last id, entries read (signed): the group of what follows
+	effGroupDestroy   = 10 // the current group goes
+	effGroupSetLast   = 11 // last id, entries read (signed)
+	effConsumer       = 12 // name: the consumer of the effects that follow
+	effConsumerCreate = 13 // name: a new consumer, the current one
+	effConsumerSee    = 14 // ms (signed)
+	effConsumerActive = 15 // ms (signed)
+	effConsumerDelete = 16 // the current consumer goes, with its pending entries
+	effTime           = 17 // ms (signed): the delivery time of the effects that follow
+	effDeliver        = 18 // id as ms delta and seq against the group's last ID, entries-read delta (signed): pending to the current consumer
+	effDeliverNoAck   = 19 // as effDeliver, not made pending
+	effRedeliver      = 20 // id, count: delivered again at the current time
+	effClaim          = 21 // id, delivery ms (signed), count: pending to the current consumer
+	effGiveBack       = 22 // id, count: pending to no one (Nack)
+	effAck            = 23 // id: no longer pending
+	effShardTrimmed   = 24 // id: retention dropped the shard's records up to it
+
+	effCreateSharded = 32 // name, retention ms, created ms: a sharded stream of the DB
+	effShardCreate   = 33 // object, start key, end key (two uint64 each), parent+1, adjacent+1, created ms, open position
+	effShardClose    = 34 // shard number, ending sequence number, closed ms
+	effShardsExpire  = 35 // n, n × shard number
+	effResharded     = 36
+	effRetention     = 37 // ms
+	effShardedGroup  = 38 // name, strict (0 or 1)
+)
+
+// objLog records the changes of one object of a durable DB. It is guarded
+// by the object's lock.
+type objLog struct {
+	j   *journal
+	obj uint64 // the object's number in the DB
+	lsn uint64 // log sequence number of its last record (0: none yet)
+
+	// deferred: the object's calls leave settling to their caller, which
+	// settles once it holds no lock (see Stream.unlock): the stream of a
+	// shard, whose sharded stream settles, or a stream being created.
+	deferred bool
+
+	buf []byte // the record of the call in progress; empty between calls
+
+	// The record's current group, consumer and time (see effGroup).
+	g     *group
+	c     *consumer
+	t     int64
+	hasT  bool
+	dirty bool // buf holds effects
+}
+
+// begin starts the record of a call when it is the first effect.
+func (l *objLog) begin(kind byte) {
+	if !l.dirty {
+		l.buf = binary.AppendUvarint(l.buf[:0], l.obj)
+		l.dirty = true
+	}
+	l.buf = append(l.buf, kind)
+}
+
+// commit ends the record of the call, if it has one, and hands it to the
+// journal; it returns the record's LSN, or when the call changed nothing
+// the object's last record's (0 for none).
+func (l *objLog) commit() uint64 {
+	if !l.dirty {
+		return l.lsn
+	}
+	l.lsn = l.j.commit(l.buf)
+	l.buf = l.buf[:0]
+	if cap(l.buf) > 64<<10 {
+		l.buf = nil // a huge record: do not keep its buffer
+	}
+	l.g, l.c, l.hasT, l.dirty = nil, nil, false, false
+	return l.lsn
+}
+
+func (l *objLog) uvarint(v uint64) { l.buf = binary.AppendUvarint(l.buf, v) }
+func (l *objLog) varint(v int64)   { l.buf = binary.AppendVarint(l.buf, v) }
+func (l *objLog) str(v string) {
+	l.buf = binary.AppendUvarint(l.buf, uint64(len(v)))
+	l.buf = append(l.buf, v...)
+}
+func (l *objLog) id(id ID) {
+	l.buf = binary.AppendUvarint(l.buf, id.Ms)
+	l.buf = binary.AppendUvarint(l.buf, id.Seq)
+}
+
+// idDelta writes id against base, a smaller ID: the ms delta, then the
+// sequence (as a delta within base's millisecond).
+func (l *objLog) idDelta(id, base ID) {
+	msd := id.Ms - base.Ms
+	l.buf = binary.AppendUvarint(l.buf, msd)
+	if msd == 0 {
+		l.buf = binary.AppendUvarint(l.buf, id.Seq-base.Seq)
+	} else {
+		l.buf = binary.AppendUvarint(l.buf, id.Seq)
+	}
+}
+
+// group makes g the record's current group.
+func (l *objLog) group(g *group) {
+	if l.g != g {
+		l.begin(effGroup)
+		l.str(g.name)
+		l.g, l.c = g, nil
+	}
+}
+
+// consumer makes c of g the record's current consumer.
+func (l *objLog) consumer(g *group, c *consumer) {
+	l.group(g)
+	if l.c != c {
+		l.begin(effConsumer)
+		l.str(c.name)
+		l.c = c
+	}
+}
+
+// time makes ms the record's current time.
+func (l *objLog) time(ms int64) {
+	if !l.hasT || l.t != ms {
+		l.begin(effTime)
+		l.varint(ms)
+		l.t, l.hasT = ms, true
+	}
+}
+
+// Stream effects. Each is recorded before the operation applies it, so
+// that the state it is coded against is the state before.
+
+func (l *objLog) append(s *Stream, id ID, fields []Field) {
+	l.begin(effAppend)
+	l.idDelta(id, ID(s.st.LastID()))
+	if names := s.st.OpenNames(); names != nil && sameFieldNames(names, fields) {
+		l.uvarint(0)
+		for _, f := range fields {
+			l.str(f.Value)
+		}
+		return
+	}
+	l.uvarint(uint64(len(fields)))
+	for _, f := range fields {
+		l.str(f.Name)
+		l.str(f.Value)
+	}
+}
+
+func sameFieldNames(names []string, fields []Field) bool {
+	if len(names) != len(fields) {
+		return false
+	}
+	for i, f := range fields {
+		if f.Name != names[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func (l *objLog) idEffect(kind byte, id ID) {
+	l.begin(kind)
+	l.id(id)
+}
+
+func (l *objLog) setLast(last ID, entriesAdded int64, maxDeleted ID) {
+	l.begin(effSetLast)
+	l.id(last)
+	l.varint(entriesAdded)
+	l.id(maxDeleted)
+}
+
+// Group effects.
+
+func (l *objLog) groupCreate(name string, last ID, entriesRead int64) {
+	l.begin(effGroupCreate)
+	l.str(name)
+	l.id(last)
+	l.varint(entriesRead)
+}
+
+func (l *objLog) groupDestroy(g *group) {
+	l.group(g)
+	l.begin(effGroupDestroy)
+	l.g, l.c = nil, nil
+}
+
+func (l *objLog) groupSetLast(g *group, last ID, entriesRead int64) {
+	l.group(g)
+	l.begin(effGroupSetLast)
+	l.id(last)
+	l.varint(entriesRead)
+}
+
+func (l *objLog) consumerCreate(g *group, c *consumer) {
+	l.group(g)
+	l.begin(effConsumerCreate)
+	l.str(c.name)
+	l.c = c
+}
+
+func (l *objLog) consumerTime(kind byte, g *group, c *consumer, ms int64) {
+	l.consumer(g, c)
+	l.begin(kind)
+	l.varint(ms)
+}
+
+func (l *objLog) consumerDelete(g *group, c *consumer) {
+	l.consumer(g, c)
+	l.begin(effConsumerDelete)
+	l.c = nil
+}
+
+// deliver records the delivery of id, the group's next entry; c nil is a
+// NOACK delivery.
+func (l *objLog) deliver(g *group, c *consumer, id ID, entriesRead, now int64) {
+	kind := byte(effDeliverNoAck)
+	if c != nil {
+		l.consumer(g, c)
+		kind = effDeliver
+	} else {
+		l.group(g)
+	}
+	l.time(now)
+	l.begin(kind)
+	l.idDelta(id, g.lastID)
+	l.varint(entriesRead - g.entriesRead)
+}
+
+func (l *objLog) redeliver(g *group, id ID, now, count int64) {
+	l.group(g)
+	l.time(now)
+	l.begin(effRedeliver)
+	l.id(id)
+	l.varint(count)
+}
+
+func (l *objLog) claim(g *group, c *consumer, id ID, deliveryMs, count int64) {
+	l.consumer(g, c)
+	l.begin(effClaim)
+	l.id(id)
+	l.varint(deliveryMs)
+	l.varint(count)
+}
+
+func (l *objLog) giveBack(g *group, id ID, count int64) {
+	l.group(g)
+	l.begin(effGiveBack)
+	l.id(id)
+	l.varint(count)
+}
+
+func (l *objLog) ack(g *group, id ID) {
+	l.group(g)
+	l.begin(effAck)
+	l.id(id)
+}
+
+// Sharded stream effects.
+
+func (l *objLog) shardCreate(sh *shard, obj uint64, at int) {
+	l.begin(effShardCreate)
+	l.uvarint(obj)
+	l.hashKey(sh.keys.StartingHashKey)
+	l.hashKey(sh.keys.EndingHashKey)
+	l.uvarint(shardRef(sh.parent))
+	l.uvarint(shardRef(sh.adjacent))
+	l.varint(sh.created)
+	l.uvarint(uint64(at))
+}
+
+func (l *objLog) hashKey(h HashKey) {
+	l.buf = binary.BigEndian.AppendUint64(l.buf, h.Hi)
+	l.buf = binary.BigEndian.AppendUint64(l.buf, h.Lo)
+}
+
+// shardRef is a shard's number plus one, 0 for none.
+func shardRef(sh *shard) uint64 {
+	if sh == nil {
+		return 0
+	}
+	return uint64(sh.num) + 1
+}
+
+func (l *objLog) shardClose(sh *shard) {
+	l.begin(effShardClose)
+	l.uvarint(uint64(sh.num))
+	l.id(sh.endSeq)
+	l.varint(sh.closed)
+}
+
+func (l *objLog) shardsExpire(shards []*shard) {
+	l.begin(effShardsExpire)
+	l.uvarint(uint64(len(shards)))
+	for _, sh := range shards {
+		l.uvarint(uint64(sh.num))
+	}
+}
+
+func (l *objLog) retention(d time.Duration) {
+	l.begin(effRetention)
+	l.varint(d.Milliseconds())
+}
+
+func (l *objLog) shardedGroup(name string, strict bool) {
+	l.begin(effShardedGroup)
+	l.str(name)
+	if strict {
+		l.uvarint(1)
+	} else {
+		l.uvarint(0)
+	}
+}
