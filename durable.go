@@ -157,6 +157,9 @@ func openLocked(dir string, cfg config, lock *wal.DirLock) (*DB, error) {
 		if err := wal.RemoveTemps(dir); err != nil {
 			return nil, err
 		}
+		if err := removeUnlisted(dir, m); err != nil {
+			return nil, err
+		}
 		if seg, next, logSize, err = r.recover(dir, &m, cfg.truncateCorrupt); err != nil {
 			return nil, err
 		}
@@ -186,6 +189,31 @@ func removeStrays(dir string) error {
 		_, isLog := wal.ParseSegmentName(name)
 		_, isSnap := wal.ParseSnapshotName(name)
 		if isLog || isSnap {
+			if err := os.Remove(filepath.Join(dir, name)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// removeUnlisted removes the segment and snapshot files that the manifest
+// does not list: those of a snapshot or a log switch that a crash cut
+// short before the manifest named them. Nothing in them was acknowledged.
+func removeUnlisted(dir string, m wal.Manifest) error {
+	listed := map[string]bool{m.Snapshot: true}
+	for _, l := range m.Logs {
+		listed[l] = true
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		name := e.Name()
+		_, isLog := wal.ParseSegmentName(name)
+		_, isSnap := wal.ParseSnapshotName(name)
+		if (isLog || isSnap) && !listed[name] {
 			if err := os.Remove(filepath.Join(dir, name)); err != nil {
 				return err
 			}

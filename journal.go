@@ -87,6 +87,7 @@ type journal struct {
 	written   atomic.Uint64 // records below this LSN are written to the OS
 	synced    atomic.Uint64 // records below this LSN are on disk
 	logSize   atomic.Int64  // bytes of log written since the last snapshot
+	syncs     atomic.Int64  // fdatasyncs done
 
 	onTick func() // run by the background writer each second
 
@@ -120,7 +121,7 @@ func (j *journal) commit(rec []byte) uint64 {
 	j.mu.Lock()
 	d, start := wal.BeginFrame(j.buf)
 	d = append(d, rec...)
-	j.buf = wal.EndFrame(d, start)
+	j.buf = wal.EndFrameLen(d, start) // the writer seals it (wal.SealFrames)
 	lsn := j.next
 	j.next++
 	j.committed.Store(lsn)
@@ -219,6 +220,7 @@ func (j *journal) writeOut(sync bool) error {
 	j.over.Store(false)
 	j.mu.Unlock()
 
+	wal.SealFrames(buf)
 	var err error
 	if rot != nil {
 		if _, err = seg.Write(buf[:split]); err == nil {
@@ -242,6 +244,7 @@ func (j *journal) writeOut(sync bool) error {
 	}
 	if err == nil && sync && j.synced.Load() < end {
 		err = seg.Sync()
+		j.syncs.Add(1)
 	}
 
 	j.mu.Lock()

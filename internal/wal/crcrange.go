@@ -11,9 +11,9 @@ import (
 // claimed payload would cost the square of the tail's size.
 //
 // CRC-32C is linear over GF(2). With the register update r' = U(r, b)
-// (the CRC without its final inversion), U(r, X||Y) = S(U(r, X), |Y|) ^
-// U(0, Y), where S(r, n) = U(r, n zero bytes) multiplies r by x^(8n)
-// modulo the polynomial. So from the prefix registers P(i) = U(0, d[o:i])
+// (the CRC without the inversions before and after),
+// U(r, X||Y) = S(U(r, X), |Y|) ^ U(0, Y), where S(r, n) = U(r, n zero
+// bytes) multiplies r by x^(8n) modulo the polynomial. So from the prefix registers P(i) = U(0, d[o:i])
 // of the data, kept every markStride bytes, the checksum of a frame at p
 // with length l is
 //
