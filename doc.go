@@ -37,6 +37,21 @@
 //	db.Add("temperatures", xstream.AddArgs{}, fields...)
 //	res, err := db.Read(ctx, xstream.ReadArgs{Count: 10, Block: time.Second}, "temperatures", "0", "alerts", "$")
 //
+// # Durability
+//
+// Open keeps a DB in a directory, so that it survives restarts and crashes;
+// NewDB stays in memory:
+//
+//	db, err := xstream.Open(dir, xstream.WithSync(xstream.SyncAlways))
+//	defer db.Close()
+//
+// Every change is recorded in a log as it is applied and replayed at the
+// next Open; Snapshot (also taken by itself as the log grows) writes the
+// whole state and drops the log behind it. The sync policy (SyncAlways,
+// SyncEverySecond, SyncNo: Redis's appendfsync levels) says what a crash
+// can lose. Backup and Restore copy a DB. Sharded streams made by
+// DB.CreateShardedStream are durable too.
+//
 // # Consumer groups
 //
 // A consumer group shares a stream among consumers as Redis's do: each

@@ -154,13 +154,16 @@ func openLocked(dir string, cfg config, lock *wal.DirLock) (*DB, error) {
 			return nil, err
 		}
 	} else {
-		if err := wal.RemoveTemps(dir); err != nil {
-			return nil, err
-		}
-		if err := removeUnlisted(dir, m); err != nil {
-			return nil, err
-		}
 		if seg, next, logSize, err = r.recover(dir, &m, cfg.truncateCorrupt); err != nil {
+			return nil, err
+		}
+		// Leftovers of an interrupted write, once the DB is known good.
+		err := wal.RemoveTemps(dir)
+		if err == nil {
+			err = removeUnlisted(dir, m)
+		}
+		if err != nil {
+			seg.Close()
 			return nil, err
 		}
 	}

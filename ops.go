@@ -34,10 +34,13 @@ var _ = store.Field(Field{}) // Field and store.Field have one underlying type
 
 // appendLocked stores an entry; id is greater than the stream's last ID.
 func (s *Stream) appendLocked(id ID, fields []Field) {
-	if s.log != nil {
-		s.log.append(s, id, fields)
+	if s.log == nil {
+		s.st.Append(store.ID(id), storeFields(fields))
+		return
 	}
-	s.st.Append(store.ID(id), storeFields(fields))
+	last := ID(s.st.LastID())
+	same := s.st.Append(store.ID(id), storeFields(fields))
+	s.log.append(last, id, fields, same)
 }
 
 // trimToLocked removes every live entry with an ID up to upTo, leaving

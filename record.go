@@ -164,13 +164,15 @@ func (l *objLog) time(ms int64) {
 	}
 }
 
-// Stream effects. Each is recorded before the operation applies it, so
-// that the state it is coded against is the state before.
+// Stream effects. Each is coded against the state before the operation
+// applied it.
 
-func (l *objLog) append(s *Stream, id ID, fields []Field) {
+// append records an added entry: last is the stream's last ID before it,
+// and same tells that its names were the open block's master names.
+func (l *objLog) append(last, id ID, fields []Field, same bool) {
 	l.begin(effAppend)
-	l.idDelta(id, ID(s.st.LastID()))
-	if names := s.st.OpenNames(); names != nil && sameFieldNames(names, fields) {
+	l.idDelta(id, last)
+	if same {
 		l.uvarint(0)
 		for _, f := range fields {
 			l.str(f.Value)
@@ -182,18 +184,6 @@ func (l *objLog) append(s *Stream, id ID, fields []Field) {
 		l.str(f.Name)
 		l.str(f.Value)
 	}
-}
-
-func sameFieldNames(names []string, fields []Field) bool {
-	if len(names) != len(fields) {
-		return false
-	}
-	for i, f := range fields {
-		if f.Name != names[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func (l *objLog) idEffect(kind byte, id ID) {

@@ -66,14 +66,16 @@ func (s *Blocks) OpenNames() []string { return s.openNames }
 func SameNames(names []string, fields []Field) bool { return sameNames(names, fields) }
 
 // Append stores an entry; id must be greater than every stored ID and than
-// LastID. It becomes the last ID. O(1) amortized.
-func (s *Blocks) Append(id ID, fields []Field) {
+// LastID. It becomes the last ID. It reports whether the entry's field
+// names were those of OpenNames before the call. O(1) amortized.
+func (s *Blocks) Append(id ID, fields []Field) (sameAsOpen bool) {
 	tail := s.open
 	var msd, seq uint64
 	same := false
 	if tail != nil {
 		msd, seq = tail.idDelta(id)
 		same = sameNames(s.openNames, fields)
+		sameAsOpen = same
 		if !tail.fits(entrySize(msd, seq, same, fields)) {
 			tail.seal()
 			tail = nil
@@ -98,6 +100,7 @@ func (s *Blocks) Append(id ID, fields []Field) {
 	s.length++
 	s.lastID = id
 	s.entriesAdded++
+	return sameAsOpen
 }
 
 // SetLast sets the last generated ID, and the entries-added counter when
