@@ -35,7 +35,7 @@ func TestDurableSnapshotWhileWriting(t *testing.T) {
 			defer wg.Done()
 			rng := rand.New(rand.NewPCG(uint64(w), 1))
 			name := fmt.Sprint("s", w)
-			for n := 0; ; n++ {
+			for n := 0; n < 3000; n++ {
 				select {
 				case <-stop:
 					return

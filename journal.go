@@ -50,7 +50,7 @@ const (
 	flushEvery  = time.Second // the background write (and sync, with SyncEverySecond)
 	kickBytes   = 1 << 20     // buffered log that wakes the background writer early
 	maxBuffered = 64 << 20    // buffered log beyond which a call writes it itself
-	maxSpare    = 4 << 20     // the largest write buffer kept for reuse
+	maxSpare    = 16 << 20    // the largest write buffer kept for reuse
 )
 
 // journal is the log of a durable DB: records committed in order (each
@@ -215,7 +215,13 @@ func (j *journal) writeOut(sync bool) error {
 	buf, end, seg := j.buf, j.next, j.seg
 	rot, split, onRotate := j.rot, j.split, j.onRotate
 	j.rot, j.onRotate = nil, nil
-	j.buf = j.spare[:0]
+	if cap(j.spare) >= len(buf) {
+		j.buf = j.spare[:0]
+	} else {
+		// Sized for a batch like this one, so that committers do not
+		// grow it (and copy it) on their path.
+		j.buf = make([]byte, 0, max(64<<10, len(buf)+len(buf)/4))
+	}
 	j.spare = nil
 	j.over.Store(false)
 	j.mu.Unlock()
@@ -301,6 +307,15 @@ func (j *journal) rotate(create func(base uint64) (*wal.Segment, error), onRotat
 
 // newObj returns the number of a new object of the DB.
 func (j *journal) newObj() uint64 { return j.nextObj.Add(1) - 1 }
+
+// emptySegment reports whether the newest segment holds no record yet
+// (and no switch is pending), and returns its base: a snapshot then needs
+// no new segment.
+func (j *journal) emptySegment() (uint64, bool) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.next, j.rot == nil && j.seg.Base() == j.next
+}
 
 // mark returns the LSN of the next record and the bytes of the newest
 // segment before it.

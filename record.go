@@ -105,20 +105,19 @@ func (l *objLog) commit() uint64 {
 		return l.lsn
 	}
 	l.lsn = l.j.commit(l.buf)
-	l.buf = l.buf[:0]
 	if cap(l.buf) > 64<<10 {
 		l.buf = nil // a huge record: do not keep its buffer
 	}
-	l.g, l.c, l.hasT, l.dirty = nil, nil, false, false
+	l.dirty = false
+	if l.g != nil || l.hasT {
+		l.g, l.c, l.hasT = nil, nil, false
+	}
 	return l.lsn
 }
 
 func (l *objLog) uvarint(v uint64) { l.buf = binary.AppendUvarint(l.buf, v) }
 func (l *objLog) varint(v int64)   { l.buf = binary.AppendVarint(l.buf, v) }
-func (l *objLog) str(v string) {
-	l.buf = binary.AppendUvarint(l.buf, uint64(len(v)))
-	l.buf = append(l.buf, v...)
-}
+func (l *objLog) str(v string) { l.buf = appendStr(l.buf, v) }
 func (l *objLog) id(id ID) {
 	l.buf = binary.AppendUvarint(l.buf, id.Ms)
 	l.buf = binary.AppendUvarint(l.buf, id.Seq)
@@ -168,22 +167,44 @@ func (l *objLog) time(ms int64) {
 // applied it.
 
 // append records an added entry: last is the stream's last ID before it,
-// and same tells that its names were the open block's master names.
+// and same tells that its names were the open block's master names. It
+// is the hottest effect, so it builds the record in a local slice.
 func (l *objLog) append(last, id ID, fields []Field, same bool) {
-	l.begin(effAppend)
-	l.idDelta(id, last)
+	b := l.buf
+	if !l.dirty {
+		b = binary.AppendUvarint(b[:0], l.obj)
+		l.dirty = true
+	}
+	b = append(b, effAppend)
+	msd := id.Ms - last.Ms
+	b = binary.AppendUvarint(b, msd)
+	if msd == 0 {
+		b = binary.AppendUvarint(b, id.Seq-last.Seq)
+	} else {
+		b = binary.AppendUvarint(b, id.Seq)
+	}
 	if same {
-		l.uvarint(0)
+		b = append(b, 0)
 		for _, f := range fields {
-			l.str(f.Value)
+			b = appendStr(b, f.Value)
 		}
-		return
+	} else {
+		b = binary.AppendUvarint(b, uint64(len(fields)))
+		for _, f := range fields {
+			b = appendStr(appendStr(b, f.Name), f.Value)
+		}
 	}
-	l.uvarint(uint64(len(fields)))
-	for _, f := range fields {
-		l.str(f.Name)
-		l.str(f.Value)
+	l.buf = b
+}
+
+// appendStr appends a string as a uvarint length and its bytes.
+func appendStr(b []byte, s string) []byte {
+	if len(s) < 0x80 {
+		b = append(b, byte(len(s)))
+	} else {
+		b = binary.AppendUvarint(b, uint64(len(s)))
 	}
+	return append(b, s...)
 }
 
 func (l *objLog) idEffect(kind byte, id ID) {

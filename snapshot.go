@@ -503,12 +503,16 @@ func (db *DB) snapshotLocked() error {
 	// the old snapshot. The listing and the switch happen under the DB's
 	// read lock, so that no stream is created or removed between them.
 	db.mu.RLock()
-	base, err := d.j.rotate(func(base uint64) (*wal.Segment, error) {
-		next.Logs = append(append([]string(nil), old.Logs...), wal.SegmentName(base))
-		return wal.CreateSegment(d.dir, base)
-	}, func() error {
-		return wal.WriteManifest(d.dir, next)
-	})
+	base, empty := d.j.emptySegment()
+	var err error
+	if !empty {
+		base, err = d.j.rotate(func(base uint64) (*wal.Segment, error) {
+			next.Logs = append(append([]string(nil), old.Logs...), wal.SegmentName(base))
+			return wal.CreateSegment(d.dir, base)
+		}, func() error {
+			return wal.WriteManifest(d.dir, next)
+		})
+	}
 	var objs listing
 	if err == nil {
 		objs = db.listLocked()
