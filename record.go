@@ -117,7 +117,7 @@ func (l *objLog) commit() uint64 {
 
 func (l *objLog) uvarint(v uint64) { l.buf = binary.AppendUvarint(l.buf, v) }
 func (l *objLog) varint(v int64)   { l.buf = binary.AppendVarint(l.buf, v) }
-func (l *objLog) str(v string) { l.buf = appendStr(l.buf, v) }
+func (l *objLog) str(v string)     { l.buf = appendStr(l.buf, v) }
 func (l *objLog) id(id ID) {
 	l.buf = binary.AppendUvarint(l.buf, id.Ms)
 	l.buf = binary.AppendUvarint(l.buf, id.Seq)
