@@ -38,6 +38,10 @@ func (s *Stream) appendLocked(id ID, fields []Field) {
 		s.st.Append(store.ID(id), storeFields(fields))
 		return
 	}
+	s.appendLogged(id, fields)
+}
+
+func (s *Stream) appendLogged(id ID, fields []Field) {
 	last := ID(s.st.LastID())
 	same := s.st.Append(store.ID(id), storeFields(fields))
 	s.log.append(last, id, fields, same)

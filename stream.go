@@ -335,11 +335,15 @@ func (s *Stream) collectRangeLocked(c *collector, lo, hi ID, count int, rev bool
 // that changed nothing, the stream's last record) is on disk. A deferred
 // log (the stream of a shard) leaves settling to the caller.
 func (s *Stream) unlock() {
-	l := s.log
-	if l == nil {
+	if s.log == nil {
 		s.mu.Unlock()
 		return
 	}
+	s.unlockLogged()
+}
+
+func (s *Stream) unlockLogged() {
+	l := s.log
 	lsn := l.commit()
 	s.mu.Unlock()
 	if !l.deferred {
@@ -365,11 +369,15 @@ func (s *Stream) unlockDeferred() (*journal, uint64) {
 // then waits until the stream's last record is on disk, so that nothing
 // the reader saw can be lost.
 func (s *Stream) runlock() {
-	l := s.log
-	if l == nil {
+	if s.log == nil {
 		s.mu.RUnlock()
 		return
 	}
+	s.runlockLogged()
+}
+
+func (s *Stream) runlockLogged() {
+	l := s.log
 	lsn := l.lsn
 	s.mu.RUnlock()
 	if !l.deferred {
