@@ -63,15 +63,18 @@ type durable struct {
 	lock *wal.DirLock
 	j    *journal
 
-	snapMu   sync.Mutex // one snapshot or backup at a time; guards the fields below
+	snapMu   sync.Mutex // one snapshot or backup at a time; guards manifest
 	manifest wal.Manifest
-	snapSize int64 // bytes of the current snapshot
+	snapSize atomic.Int64 // bytes of the current snapshot
 
 	lastSave   atomic.Int64 // Unix seconds of the last snapshot (or of the open)
 	saveStatus atomic.Bool  // the last snapshot failed
-	saving     atomic.Bool  // a background snapshot runs
-	bg         sync.WaitGroup
+	saving     atomic.Bool  // a snapshot runs
 	closed     atomic.Bool
+
+	bgMu     sync.Mutex // orders starting background snapshots with Close
+	bgClosed bool
+	bg       sync.WaitGroup
 }
 
 // newLog returns the log of a new object of the DB.
@@ -170,7 +173,7 @@ func openLocked(dir string, cfg config, lock *wal.DirLock) (*DB, error) {
 	d.manifest = m
 	if m.Snapshot != "" {
 		if fi, err := os.Stat(filepath.Join(dir, m.Snapshot)); err == nil {
-			d.snapSize = fi.Size()
+			d.snapSize.Store(fi.Size())
 		}
 	}
 	d.lastSave.Store(time.Now().Unix())
@@ -249,6 +252,22 @@ type wrapped struct{ sentinel, err error }
 func (w wrapped) Error() string   { return w.err.Error() }
 func (w wrapped) Unwrap() []error { return []error{w.sentinel, w.err} }
 
+// background runs f in a goroutine that Close waits for, unless the DB
+// is closing; it reports whether it started f.
+func (d *durable) background(f func()) bool {
+	d.bgMu.Lock()
+	defer d.bgMu.Unlock()
+	if d.bgClosed {
+		return false
+	}
+	d.bg.Add(1)
+	go func() {
+		defer d.bg.Done()
+		f()
+	}()
+	return true
+}
+
 // Durable reports whether the DB keeps its data in a directory (Open).
 func (db *DB) Durable() bool { return db.dur != nil }
 
@@ -293,6 +312,9 @@ func (db *DB) Close() error {
 	if d == nil || !d.closed.CompareAndSwap(false, true) {
 		return nil
 	}
+	d.bgMu.Lock()
+	d.bgClosed = true
+	d.bgMu.Unlock()
 	d.bg.Wait()
 	d.snapMu.Lock()
 	defer d.snapMu.Unlock()
@@ -330,7 +352,7 @@ func (db *DB) Persistence() (info PersistenceInfo, ok bool) {
 		LastSaveFailed: d.saveStatus.Load(),
 		Saving:         d.saving.Load(),
 		LogBytes:       d.j.logSize.Load(),
-		SnapshotBytes:  db.snapshotSize(),
+		SnapshotBytes:  d.snapSize.Load(),
 		WriteErr:       d.j.failed(),
 	}, true
 }

@@ -113,7 +113,28 @@ func (r *replayer) loadSnapshot(in io.Reader) error {
 		}
 	}
 	if cur != nil {
-		return r.finish(cur)
+		if err := r.finish(cur); err != nil {
+			return err
+		}
+	}
+	return r.checkShardStreams()
+}
+
+// checkShardStreams checks that every shard of every sharded stream got
+// its stream: one left out would lose its records.
+func (r *replayer) checkShardStreams() error {
+	have := map[*Stream]bool{}
+	for _, o := range r.objs {
+		if o.s != nil {
+			have[o.s] = true
+		}
+	}
+	for name, ss := range r.db.sharded {
+		for _, sh := range ss.shards {
+			if !have[sh.s] {
+				return r.corrupt("sharded stream %q: no stream for shard %s", name, sh.id)
+			}
+		}
 	}
 	return nil
 }

@@ -245,7 +245,7 @@ type shardCopy struct {
 	created, closed  int64
 	sealed           bool
 	obj              uint64 // the object of its stream
-	stream           *Stream
+	sh               *shard
 }
 
 // writeSharded writes a sharded stream, copied under its read lock, then
@@ -299,7 +299,7 @@ func (w *snapWriter) writeSharded(ss *ShardedStream) error {
 		shards[i] = shardCopy{
 			keys: sh.keys, parent: shardRef(sh.parent), adjacent: shardRef(sh.adjacent),
 			state: sh.state, startSeq: sh.startSeq, endSeq: sh.endSeq, created: sh.created, closed: sh.closed,
-			sealed: sealed, obj: sobj, stream: sh.s,
+			sealed: sealed, obj: sobj, sh: sh,
 		}
 	}
 	open := make([]uint64, len(ss.open))
@@ -343,12 +343,12 @@ func (w *snapWriter) writeSharded(ss *ShardedStream) error {
 	if err := w.end(); err != nil {
 		return err
 	}
-	for i, sh := range shards {
-		c := copyStream(sh.stream)
+	for i, sc := range shards {
+		c := copyStream(sc.sh.s)
 		c.shardOf, c.shardNum = obj, i
-		sh.stream.mu.RLock()
-		c.trimmed = ss.shards[i].trimmed
-		sh.stream.mu.RUnlock()
+		sc.sh.s.mu.RLock()
+		c.trimmed = sc.sh.trimmed
+		sc.sh.s.mu.RUnlock()
 		if err := w.writeStream(&c); err != nil {
 			return err
 		}
@@ -539,7 +539,8 @@ func (db *DB) snapshotLocked() error {
 	if err := wal.WriteManifest(d.dir, done); err != nil {
 		return err
 	}
-	d.manifest, d.snapSize = done, size
+	d.manifest = done
+	d.snapSize.Store(size)
 	// The old snapshot and logs are no longer needed.
 	var errs []error
 	if next.Snapshot != "" && next.Snapshot != name {
@@ -564,49 +565,32 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// snapshotSize returns the size of the current snapshot.
-func (db *DB) snapshotSize() int64 {
-	d := db.dur
-	d.snapMu.Lock()
-	defer d.snapMu.Unlock()
-	return d.snapSize
-}
-
 // autoSnapshot starts a snapshot in the background when the log has grown
-// past the larger of the configured size and the last snapshot's.
+// past the larger of the configured size and the last snapshot's. The
+// journal's background writer runs it each second.
 func (db *DB) autoSnapshot() {
 	d := db.dur
 	min := db.cfg.autoSnapshot
-	if min < 0 || d.closed.Load() || d.saving.Load() {
+	if min < 0 || d.saving.Load() || d.j.logSize.Load() <= max(min, d.snapSize.Load()) {
 		return
 	}
-	if d.j.logSize.Load() <= max(min, d.snapSize) {
-		return
-	}
-	if !d.saving.CompareAndSwap(false, true) {
-		return
-	}
-	d.bg.Add(1)
-	go func() {
-		defer d.bg.Done()
-		d.saving.Store(false) // Snapshot sets it again while it runs
-		db.Snapshot()
-	}()
+	db.SnapshotInBackground()
 }
 
 // SnapshotInBackground starts Snapshot in a goroutine and returns at once
-// (Redis's BGSAVE); false when one is already running or the DB is not
-// durable. Close waits for it.
+// (Redis's BGSAVE); false when one is already running, the DB is closing
+// or it is not durable. Close waits for it.
 func (db *DB) SnapshotInBackground() bool {
 	d := db.dur
-	if d == nil || d.closed.Load() || !d.saving.CompareAndSwap(false, true) {
+	if d == nil || !d.saving.CompareAndSwap(false, true) {
 		return false
 	}
-	d.bg.Add(1)
-	go func() {
-		defer d.bg.Done()
-		d.saving.Store(false)
+	started := d.background(func() {
+		d.saving.Store(false) // Snapshot sets it again while it runs
 		db.Snapshot()
-	}()
-	return true
+	})
+	if !started {
+		d.saving.Store(false)
+	}
+	return started
 }
