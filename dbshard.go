@@ -91,7 +91,7 @@ func (db *DB) RemoveShardedStream(name string) bool {
 	ss.mu.Unlock()
 	db.mu.Unlock()
 	if d := db.dur; d != nil {
-		d.j.settle(d.j.committed.Load())
+		d.j.settleAll()
 	}
 	return true
 }

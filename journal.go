@@ -81,13 +81,12 @@ type journal struct {
 
 	segBytes int64 // bytes committed to the newest segment, header included
 
-	over      atomic.Bool   // more than maxBuffered bytes are buffered
-	committed atomic.Uint64 // LSN of the last record committed
-	nextObj   atomic.Uint64 // number of the next object of the DB
-	written   atomic.Uint64 // records below this LSN are written to the OS
-	synced    atomic.Uint64 // records below this LSN are on disk
-	logSize   atomic.Int64  // bytes of log written since the last snapshot
-	syncs     atomic.Int64  // fdatasyncs done
+	over    atomic.Bool   // more than maxBuffered bytes are buffered
+	nextObj atomic.Uint64 // number of the next object of the DB
+	written atomic.Uint64 // records below this LSN are written to the OS
+	synced  atomic.Uint64 // records below this LSN are on disk
+	logSize atomic.Int64  // bytes of log written since the last snapshot
+	syncs   atomic.Int64  // fdatasyncs done
 
 	onTick func() // run by the background writer each second
 
@@ -106,7 +105,6 @@ func newJournal(policy SyncPolicy, seg *wal.Segment, next uint64, logSize int64,
 	}
 	j.written.Store(next)
 	j.synced.Store(next)
-	j.committed.Store(next - 1)
 	j.nextObj.Store(1)
 	j.logSize.Store(logSize)
 	j.wg.Add(1)
@@ -124,7 +122,6 @@ func (j *journal) commit(rec []byte) uint64 {
 	j.buf = wal.EndFrameLen(d, start) // the writer seals it (wal.SealFrames)
 	lsn := j.next
 	j.next++
-	j.committed.Store(lsn)
 	n := len(j.buf)
 	j.segBytes += int64(n - start)
 	if n >= maxBuffered {
@@ -153,6 +150,13 @@ func (j *journal) settle(lsn uint64) {
 	}
 	if j.over.Load() {
 		j.write(false, lsn)
+	}
+}
+
+// settleAll settles every record committed so far.
+func (j *journal) settleAll() {
+	if j.policy == SyncAlways || j.over.Load() {
+		j.settle(j.last())
 	}
 }
 
@@ -269,6 +273,13 @@ func (j *journal) writeOut(sync bool) error {
 	close(j.done)
 	j.mu.Unlock()
 	return err
+}
+
+// last returns the LSN of the last record committed (0: none).
+func (j *journal) last() uint64 {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.next - 1
 }
 
 // flush writes every record committed so far (and with sync fdatasyncs).

@@ -196,7 +196,7 @@ func (ss *ShardedStream) unlock() {
 // (the sharded stream's own and its shards'), as Stream.unlock does.
 func (ss *ShardedStream) settle() {
 	if l := ss.log; l != nil {
-		l.j.settle(l.j.committed.Load())
+		l.j.settleAll()
 	}
 }
 
