@@ -114,6 +114,8 @@ func Open(dir string, opts ...Option) (*DB, error) {
 	} else if err != nil {
 		return nil, err
 	}
+	lockPath := filepath.Join(dir, wal.LockName)
+	_, statErr := os.Stat(lockPath)
 	lock, err := wal.LockDir(dir)
 	if err != nil {
 		return nil, mapWalErr(err)
@@ -121,6 +123,9 @@ func Open(dir string, opts ...Option) (*DB, error) {
 	db, err := openLocked(dir, cfg, lock)
 	if err != nil {
 		lock.Unlock()
+		if errors.Is(statErr, fs.ErrNotExist) {
+			os.Remove(lockPath) // a refused Open leaves the directory as it was
+		}
 		return nil, err
 	}
 	return db, nil

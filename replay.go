@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
@@ -82,6 +83,9 @@ func (r *replayer) recover(dir string, m *wal.Manifest, truncate bool) (*wal.Seg
 			return nil, 0, 0, errorf(ErrCorrupt, "%s starts at record %d, but the log before it ends at %d", path, base, next)
 		}
 		r.where, r.lsn = path, base
+		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+			return nil, 0, 0, wrapped{ErrCorrupt, fmt.Errorf("xstream: the manifest names the log %s, which is missing: %w", path, err)}
+		}
 		res, err := wal.ScanSegment(path, func(payload []byte) error {
 			err := r.apply(payload)
 			r.lsn++

@@ -4,8 +4,11 @@ import (
 	"bufio"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/xstreamgo/xstream/internal/store"
@@ -32,12 +35,19 @@ type loading struct {
 // loadSnapshotFile loads the snapshot at path.
 func (r *replayer) loadSnapshotFile(path string) error {
 	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return wrapped{ErrCorrupt, fmt.Errorf("xstream: the manifest names the snapshot %s, which is missing: %w", path, err)}
+	}
 	if err != nil {
 		return err
 	}
 	defer f.Close()
 	r.where = path
-	return r.loadSnapshot(bufio.NewReaderSize(f, 1<<20))
+	err = r.loadSnapshot(bufio.NewReaderSize(f, 1<<20))
+	if err != nil && !strings.Contains(err.Error(), path) {
+		err = wrapped{err, fmt.Errorf("%w (in %s)", err, path)}
+	}
+	return err
 }
 
 // loadSnapshot loads a snapshot and the log records it holds (a backup's).
@@ -133,6 +143,17 @@ func (r *replayer) checkShardStreams() error {
 		for _, sh := range ss.shards {
 			if !have[sh.s] {
 				return r.corrupt("sharded stream %q: no stream for shard %s", name, sh.id)
+			}
+			if sh.state == ShardExpired {
+				continue
+			}
+			for g := range ss.groups {
+				sh.s.mu.RLock()
+				_, err := sh.s.groupLocked(g)
+				sh.s.mu.RUnlock()
+				if err != nil {
+					return r.corrupt("sharded stream %q: shard %s lacks group %q", name, sh.id, g)
+				}
 			}
 		}
 	}

@@ -535,6 +535,13 @@ func (db *DB) snapshotLocked() error {
 	if err != nil {
 		return err
 	}
+	// The snapshot holds each stream as of its copy, which may include
+	// changes the log has not written yet; the log up to the end of the
+	// copy must be on disk before the snapshot replaces the log before
+	// base, or a crash could keep a change and lose an earlier one.
+	if err := d.j.flush(true); err != nil {
+		return err
+	}
 	done := wal.Manifest{Snapshot: name, Logs: []string{wal.SegmentName(base)}}
 	if err := wal.WriteManifest(d.dir, done); err != nil {
 		return err
