@@ -54,8 +54,9 @@ type crashRound struct {
 	horizon  int // every call that returned before this line must have survived
 	adds     map[string]map[ID]*crashOp
 	events   map[string]map[ID]*crashEvents
-	inflight map[string]*crashOp // by worker
-	ops      int                 // calls that returned
+	inflight map[string]*crashOp   // by worker
+	onStream map[string][]*crashOp // the calls in flight by kind and stream ("READ s0")
+	ops      int                   // calls that returned
 	snaps    int
 	flushes  int
 	snapErrs []string
@@ -77,14 +78,7 @@ func (rd *crashRound) ev(s string, id ID) *crashEvents {
 
 // inflightOn returns the calls of kind in flight at the kill on stream s.
 func (rd *crashRound) inflightOn(kind, s string) []*crashOp {
-	var out []*crashOp
-	for _, w := range slices.Sorted(mapKeys(rd.inflight)) {
-		op := rd.inflight[w]
-		if op.kind == kind && (op.stream == s || slices.Contains(op.streams, s)) {
-			out = append(out, op)
-		}
-	}
-	return out
+	return rd.onStream[kind+" "+s]
 }
 
 func mapKeys[K comparable, V any](m map[K]V) func(func(K) bool) {
@@ -257,6 +251,15 @@ func parseCrashLines(lines []string, policy SyncPolicy) (*crashRound, error) {
 			return nil, bad("unknown line")
 		}
 	}
+	rd.onStream = map[string][]*crashOp{}
+	for _, w := range slices.Sorted(mapKeys(rd.inflight)) {
+		op := rd.inflight[w]
+		for _, s := range append([]string{op.stream}, op.streams...) {
+			if s != "" {
+				rd.onStream[op.kind+" "+s] = append(rd.onStream[op.kind+" "+s], op)
+			}
+		}
+	}
 	return rd, nil
 }
 
@@ -313,6 +316,10 @@ func (st crashState) apply(s crashStep) (crashState, bool) {
 // order.
 func crashAllowed(init crashState, ev *crashEvents, rd *crashRound, s string, id ID) (map[crashState]bool, error) {
 	if ev == nil {
+		if len(rd.inflightOn("READ", s)) == 0 && len(rd.inflightOn("HIST", s)) == 0 &&
+			len(rd.inflightOn("CLAIM", s)) == 0 && len(rd.inflightOn("ACK", s)) == 0 {
+			return map[crashState]bool{init: true}, nil // nothing can have changed it
+		}
 		ev = &crashEvents{}
 	}
 	step := func(kind byte, op *crashOp) crashStep {

@@ -96,10 +96,10 @@ func crashFields(seed uint64, round, producer, seq int) []Field {
 			fs = append(fs, Field{"f" + strconv.Itoa(i), bin(r.IntN(12))})
 		}
 		return fs
-	case k < 98:
+	case k < 99:
 		return []Field{{"\x00" + bin(1+r.IntN(8)), bin(r.IntN(20))}, o, {"\xff\n", "\r\n"}}
-	default:
-		return []Field{o, {"big", bin(4<<10 + r.IntN(16<<10))}}
+	default: // larger than a write of the log's buffer often is
+		return []Field{o, {"big", bin(2<<10 + r.IntN(14<<10))}}
 	}
 }
 
