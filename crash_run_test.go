@@ -42,9 +42,11 @@ func testCrash(t *testing.T, policy SyncPolicy) {
 	if policy == SyncEverySecond {
 		rounds, maxLines = 16, 4000
 	}
+	// A child lives at most maxRun after READY, for slow disks
+	// (SyncAlways waits for each fdatasync) and slow machines.
+	maxRun := 400 * time.Millisecond
 	if crashRace {
-		rounds = rounds * 2 / 3
-		crashMaxRun = 800 * time.Millisecond
+		rounds, maxRun = rounds*2/3, 800*time.Millisecond
 	}
 	if testing.Short() {
 		rounds = 4
@@ -77,10 +79,11 @@ func testCrash(t *testing.T, policy SyncPolicy) {
 		if round > 0 && rng.IntN(6) == 0 {
 			killAfter = -1 // as soon as it prints OPEN: during Open
 		}
-		where := fmt.Sprintf("round %d of %d (%s, seed %d, kill after %d lines, snapshots %v, dir %s; rerun with %s=%d)",
-			round, rounds, policy, seed, killAfter, snaps, dir, crashSeedEnv, seed)
+		where := fmt.Sprintf("round %d of %d (%s, seed %d, kill after %d lines, snapshots %v, dir %s; "+
+			"%s=%d replays the plan and the entries, %s=1 keeps the directory)",
+			round, rounds, policy, seed, killAfter, snaps, dir, crashSeedEnv, seed, crashKeepEnv)
 		t0 := time.Now()
-		lines, byTime, err := runCrashChild(dir, policy, seed, round, killAfter, snaps)
+		lines, byTime, err := runCrashChild(dir, policy, seed, round, killAfter, maxRun, snaps)
 		st.childTime += time.Since(t0)
 		if byTime {
 			st.killsByTime++
@@ -142,7 +145,7 @@ func testCrash(t *testing.T, policy SyncPolicy) {
 		st.pending += len(s.pending)
 	}
 	t.Logf("%s, seed %d: %d rounds in %v (children %v, checks %v), %d kills (%d during Open, %d after %v rather than a count of lines, %d in rounds with snapshots), %d lines, %d calls acknowledged and checked (%d of their effects lost as allowed, %d effects of calls in flight kept), %d snapshots, %d flushes, %d failed snapshots; the DB ends with %d entries, %d pending",
-		policy, seed, st.rounds, time.Since(start).Round(time.Millisecond), st.childTime.Round(time.Millisecond), st.checkTime.Round(time.Millisecond), st.kills, st.killsAtOpen, st.killsByTime, crashMaxRun, st.snapRounds,
+		policy, seed, st.rounds, time.Since(start).Round(time.Millisecond), st.childTime.Round(time.Millisecond), st.checkTime.Round(time.Millisecond), st.kills, st.killsAtOpen, st.killsByTime, maxRun, st.snapRounds,
 		st.lines, st.ops, st.lost, st.inflight, st.snaps, st.flushes, st.snapFails, st.entries, st.pending)
 	for i, n := range st.notes {
 		if i == 10 {
@@ -153,15 +156,11 @@ func testCrash(t *testing.T, policy SyncPolicy) {
 	}
 }
 
-// crashMaxRun bounds the life of a child after READY, for slow disks
-// (SyncAlways waits for each fdatasync) and slow machines.
-var crashMaxRun = 400 * time.Millisecond
-
 // runCrashChild runs the child of a round on dir and kills it with
 // SIGKILL once it printed killAfter lines after READY (-1: at OPEN), or
-// crashMaxRun after READY, whichever comes first (byTime reports the
-// latter). It returns every line the child printed, without their "XS ".
-func runCrashChild(dir string, policy SyncPolicy, seed uint64, round, killAfter int, snaps bool) (lines []string, byTime bool, err error) {
+// maxRun after READY, whichever comes first (byTime reports the latter).
+// It returns every line the child printed, without their "XS ".
+func runCrashChild(dir string, policy SyncPolicy, seed uint64, round, killAfter int, maxRun time.Duration, snaps bool) (lines []string, byTime bool, err error) {
 	cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$", "-test.count=1")
 	cmd.Env = append(os.Environ(),
 		crashDirEnv+"="+dir,
@@ -218,13 +217,13 @@ func runCrashChild(dir string, policy SyncPolicy, seed uint64, round, killAfter 
 			kill()
 		case line == "READY":
 			after = 0
-			maxRun := time.AfterFunc(crashMaxRun, func() {
+			capTimer := time.AfterFunc(maxRun, func() {
 				mu.Lock()
 				byTime = !killed
 				mu.Unlock()
 				kill()
 			})
-			defer maxRun.Stop()
+			defer capTimer.Stop()
 		case after >= 0:
 			after++
 		}
