@@ -33,6 +33,9 @@ type history struct {
 	marks []uint64          // marks[i]: records committed after call i
 	// kinds[n] names the call that wrote record n (n from 1).
 	kinds map[uint64]string
+	// beforeSnap is the directory just before the snapshot, the log
+	// synced, if one was taken.
+	beforeSnap map[string][]byte
 	// files is the directory once closed.
 	files map[string][]byte
 	m     wal.Manifest
@@ -58,6 +61,8 @@ func buildHistory(t testing.TB, calls []histCall, snapAt int) *history {
 	prev := uint64(0)
 	for i, c := range calls {
 		if i == snapAt {
+			require.NoError(t, db.Sync())
+			h.beforeSnap = readDirFiles(t, h.dir)
 			require.NoError(t, db.Snapshot())
 		}
 		c.do(t, db, h.clk)
@@ -451,3 +456,78 @@ func historyCalls() (calls []histCall, pre int) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// probeDB returns what dumpState does, and checks the invariants of
+// every stream, the shards' included, returning the first failure as an
+// error (a panic too) instead of failing the test: for DBs loaded from
+// damaged data, whose every problem a test wants to collect.
+func probeDB(db *DB) (dump string, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("panic: %v", p)
+		}
+	}()
+	var b strings.Builder
+	for _, name := range db.Names("") {
+		s, _ := db.Lookup(name)
+		if err := checkNow(s); err != nil {
+			return "", fmt.Errorf("invariants: %w", err)
+		}
+		info, err := s.InfoFull(0)
+		if err != nil {
+			return "", fmt.Errorf("InfoFull of %q: %w", name, err)
+		}
+		fmt.Fprintf(&b, "stream %q len=%d blocks=%d last=%s maxdel=%s added=%d first=%s\n", name,
+			info.Length, info.RadixTreeKeys, info.LastGeneratedID, info.MaxDeletedEntryID, info.EntriesAdded, info.RecordedFirstEntryID)
+		for _, e := range info.Entries {
+			fmt.Fprintf(&b, "  %s %q\n", e.ID, e.Fields)
+		}
+		for _, g := range info.GroupDetails {
+			fmt.Fprintf(&b, "  group %+v\n", g.GroupInfo)
+			for _, p := range g.PEL {
+				fmt.Fprintf(&b, "    pending %+v\n", p)
+			}
+			for _, c := range g.Consumers {
+				fmt.Fprintf(&b, "    consumer %+v seen=%d active=%d\n", c.ConsumerInfo, c.SeenTime.UnixMilli(), c.ActiveTime.UnixMilli())
+			}
+		}
+	}
+	for _, name := range db.ShardedNames() {
+		ss, _ := db.ShardedStream(name)
+		ss.mu.RLock()
+		var streams []*Stream
+		for _, sh := range ss.shards {
+			streams = append(streams, sh.s)
+		}
+		ss.mu.RUnlock()
+		for _, s := range streams {
+			if err := checkNow(s); err != nil {
+				return "", fmt.Errorf("invariants of sharded stream %q: %w", name, err)
+			}
+		}
+		fmt.Fprintf(&b, "sharded %q retention=%s\n%s", name, ss.Retention(), ss.Lineage())
+		shards, err := ss.ListShards(ShardFilter{})
+		if err != nil {
+			return "", fmt.Errorf("ListShards of %q: %w", name, err)
+		}
+		for _, sh := range shards {
+			fmt.Fprintf(&b, "  shard %+v\n", sh)
+			for r, err := range ss.ScanShard(sh.ShardID, IteratorArgs{Type: TrimHorizon}) {
+				if err != nil {
+					return "", fmt.Errorf("ScanShard %s of %q: %w", sh.ShardID, name, err)
+				}
+				fmt.Fprintf(&b, "    %s %s %q\n", r.SequenceNumber, r.PartitionKey, r.Fields)
+			}
+		}
+		groups := ss.groupNames()
+		slices.Sort(groups)
+		for _, g := range groups {
+			p, err := ss.Pending(g)
+			if err != nil {
+				return "", fmt.Errorf("Pending %q of %q: %w", g, name, err)
+			}
+			fmt.Fprintf(&b, "  group %q %+v\n", g, p)
+		}
+	}
+	return b.String(), nil
+}
