@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"testing"
@@ -457,21 +458,30 @@ func historyCalls() (calls []histCall, pre int) {
 
 func ptr[T any](v T) *T { return &v }
 
+var (
+	errProbePanic     = errors.New("panic")
+	errProbeInvariant = errors.New("invariants broken")
+)
+
 // probeDB returns what dumpState does, and checks the invariants of
 // every stream, the shards' included, returning the first failure as an
 // error (a panic too) instead of failing the test: for DBs loaded from
 // damaged data, whose every problem a test wants to collect.
+//
+// A panic is an error wrapping errProbePanic, a broken invariant one
+// wrapping errProbeInvariant; other errors are those of the reading
+// calls.
 func probeDB(db *DB) (dump string, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			err = fmt.Errorf("panic: %v", p)
+			err = fmt.Errorf("%w: %v\n%s", errProbePanic, p, debug.Stack())
 		}
 	}()
 	var b strings.Builder
 	for _, name := range db.Names("") {
 		s, _ := db.Lookup(name)
 		if err := checkNow(s); err != nil {
-			return "", fmt.Errorf("invariants: %w", err)
+			return "", fmt.Errorf("%w: %w", errProbeInvariant, err)
 		}
 		info, err := s.InfoFull(0)
 		if err != nil {
@@ -502,7 +512,7 @@ func probeDB(db *DB) (dump string, err error) {
 		ss.mu.RUnlock()
 		for _, s := range streams {
 			if err := checkNow(s); err != nil {
-				return "", fmt.Errorf("invariants of sharded stream %q: %w", name, err)
+				return "", fmt.Errorf("%w: sharded stream %q: %w", errProbeInvariant, name, err)
 			}
 		}
 		fmt.Fprintf(&b, "sharded %q retention=%s\n%s", name, ss.Retention(), ss.Lineage())
