@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -55,4 +56,50 @@ func TestSnapshotShardedGroupNotOnItsShards(t *testing.T) {
 		t.Logf("loaded; Pending of the group the sharded stream lists: %v", perr)
 	}
 	requireErr(t, err, ErrCorrupt, path)
+}
+
+// TestSnapshotWithNoNewRecord: Snapshot fails when no record was written
+// since the current log segment was made: on a new DB, after a reopen
+// that changed nothing, or called twice in a row. snapshotLocked
+// (snapshot.go) rotates the log to a segment named after the next LSN
+// (journal.rotate → wal.CreateSegment(dir, base)), which is the name of
+// the current segment when it holds no record yet, and CreateSegment,
+// which opens with O_EXCL, fails with "file exists". Nothing is damaged
+// (the journal and the manifest are left as they were) but the snapshot
+// is not taken: an explicit Snapshot returns the error, and a background
+// one (SnapshotInBackground, auto snapshots) sets LastSaveFailed.
+func TestSnapshotWithNoNewRecord(t *testing.T) {
+	clk := newTestClock(1_700_000_000_000)
+	// snapshotThenUse snapshots db, then checks that the DB still takes
+	// records and keeps them across a reopen, whatever Snapshot said.
+	snapshotThenUse := func(t *testing.T, dir string, db *DB) {
+		assert.NoError(t, db.Snapshot())
+		_, err := db.Add("s", AddArgs{}, Fields("after", "the snapshot")...)
+		require.NoError(t, err)
+		want := dumpState(t, db)
+		require.NoError(t, db.Close())
+		db = openT(t, dir, clk)
+		require.Equal(t, want, dumpState(t, db))
+	}
+	t.Run("new DB", func(t *testing.T) {
+		dir := t.TempDir()
+		snapshotThenUse(t, dir, openT(t, dir, clk))
+	})
+	t.Run("twice in a row", func(t *testing.T) {
+		dir := t.TempDir()
+		db := openT(t, dir, clk)
+		_, err := db.Add("s", AddArgs{}, Fields("a", "1")...)
+		require.NoError(t, err)
+		require.NoError(t, db.Snapshot())
+		snapshotThenUse(t, dir, db)
+	})
+	t.Run("after a reopen", func(t *testing.T) {
+		dir := t.TempDir()
+		db := openT(t, dir, clk)
+		_, err := db.Add("s", AddArgs{}, Fields("a", "1")...)
+		require.NoError(t, err)
+		require.NoError(t, db.Snapshot())
+		require.NoError(t, db.Close())
+		snapshotThenUse(t, dir, openT(t, dir, clk))
+	})
 }
