@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -225,4 +226,105 @@ func writeAt(t testing.TB, path string, b []byte, off int) {
 	_, err = f.WriteAt(b, int64(off))
 	require.NoError(t, err)
 	require.NoError(t, f.Close())
+}
+
+// TestLogCutInsideACall cuts the log between the records of calls that
+// leave several (one per object they change: streams of a DB, shards of
+// a sharded stream): the prefix of whole records must still be a sound
+// DB, every stream holding its invariants and every group of a sharded
+// stream readable, and the call can be made again.
+func TestLogCutInsideACall(t *testing.T) {
+	ctx := t.Context()
+	sharded := func(db *DB) *ShardedStream {
+		ss, _ := db.ShardedStream("orders")
+		return ss
+	}
+	calls := []histCall{
+		{name: "setup", do: func(t testing.TB, db *DB, clk *testClock) {
+			for _, name := range []string{"a", "b"} {
+				for i := range 3 {
+					_, err := db.Add(name, AddArgs{}, Fields("i", strconv.Itoa(i))...)
+					require.NoError(t, err)
+				}
+				require.NoError(t, db.CreateGroup(name, "g", "0", GroupOptions{}))
+			}
+			ss, err := db.CreateShardedStream("orders", ShardedArgs{Shards: 3})
+			require.NoError(t, err)
+			for i := range 12 {
+				_, err := ss.Put("k"+strconv.Itoa(i), PutArgs{}, Fields("n", strconv.Itoa(i))...)
+				require.NoError(t, err)
+			}
+		}},
+		{name: "sharded CreateGroup", do: func(t testing.TB, db *DB, clk *testClock) {
+			require.NoError(t, sharded(db).CreateGroup("billing", ShardGroupOptions{}))
+		}},
+		{name: "sharded ReadGroup", do: func(t testing.TB, db *DB, clk *testClock) {
+			_, err := sharded(db).ReadGroup(ctx, "billing", "eve", ReadGroupArgs{Count: 9})
+			require.NoError(t, err)
+		}},
+		{name: "sharded Ack", do: func(t testing.TB, db *DB, clk *testClock) {
+			ss := sharded(db)
+			p, err := ss.Pending("billing")
+			require.NoError(t, err)
+			var refs []RecordRef
+			for _, sp := range p {
+				refs = append(refs, RecordRef{sp.ShardID, sp.Lowest})
+			}
+			_, err = ss.Ack("billing", refs...)
+			require.NoError(t, err)
+		}},
+		{name: "PutRecords", do: func(t testing.TB, db *DB, clk *testClock) {
+			var batch []PutRecordsEntry
+			for i := range 6 {
+				batch = append(batch, PutRecordsEntry{PartitionKey: "p" + strconv.Itoa(i), Fields: Fields("n", strconv.Itoa(i))})
+			}
+			_, failed, err := sharded(db).PutRecords(batch)
+			require.NoError(t, err)
+			require.Zero(t, failed)
+		}},
+		{name: "UpdateShardCount", do: func(t testing.TB, db *DB, clk *testClock) {
+			clk.advance(time.Second)
+			require.NoError(t, sharded(db).UpdateShardCount(5))
+		}},
+		{name: "DB ReadGroup of two streams", do: func(t testing.TB, db *DB, clk *testClock) {
+			_, err := db.ReadGroup(ctx, "g", "alice", ReadGroupArgs{Count: 2}, "a", ">", "b", ">")
+			require.NoError(t, err)
+		}},
+		{name: "Remove of two streams", do: func(t testing.TB, db *DB, clk *testClock) {
+			require.Positive(t, db.Remove("a", "b"))
+		}},
+	}
+	h := buildHistory(t, calls, -1)
+	segName, _ := h.lastSegment()
+	seg := h.files[segName]
+	ends := frameEnds(t, seg)
+	dir := h.copyTo(t, filepath.Join(t.TempDir(), "db"), nil)
+	segPath := filepath.Join(dir, segName)
+	for i := 1; i < len(calls); i++ {
+		from, to := h.marks[i-1], h.marks[i]
+		require.Greater(t, to, from+1, "%s leaves one record", calls[i].name)
+		var atomic []string
+		for n := from + 1; n < to; n++ {
+			msg := fmt.Sprintf("%s cut after %d of its %d records", calls[i].name, n-from, to-from)
+			require.NoError(t, os.WriteFile(segPath, seg[:ends[n-1]], 0o600))
+			db, err := openSafe(t, dir, msg, WithClock(newTestClock(h.times[to]).now))
+			require.NoError(t, err, msg)
+			dump, err := probeDB(db)
+			require.NoError(t, err, "%s: not a sound DB", msg)
+			switch dump {
+			case h.dumps[from]:
+				atomic = append(atomic, "before")
+			case h.dumps[to]:
+				atomic = append(atomic, "after")
+			default:
+				atomic = append(atomic, "between")
+			}
+			// The call again, on what the cut left.
+			calls[i].do(t, db, newTestClock(h.times[to]))
+			_, err = probeDB(db)
+			require.NoError(t, err, "%s, then the call again: not a sound DB", msg)
+			require.NoError(t, db.Close())
+		}
+		t.Logf("%s: %d records; the cuts between them leave the state %v the call", calls[i].name, to-from, atomic)
+	}
 }
