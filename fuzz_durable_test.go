@@ -2,7 +2,9 @@ package xstream
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
+	"flag"
 	"path/filepath"
 	"testing"
 
@@ -24,6 +26,7 @@ type fuzzHistory struct {
 }
 
 func newFuzzHistory(f *testing.F) *fuzzHistory {
+	untrackWhenFuzzing()
 	calls, pre := historyCalls()
 	h := buildHistory(f, calls, -1)
 	fh := &fuzzHistory{}
@@ -34,23 +37,45 @@ func newFuzzHistory(f *testing.F) *fuzzHistory {
 	if err != nil {
 		f.Fatal(err)
 	}
-	// A backup: a snapshot of the state after the first calls, and the
-	// log records of the rest.
-	db, err := Open(h.dir, WithClock(h.clk.now))
-	if err != nil {
-		f.Fatal(err)
-	}
-	var b bytes.Buffer
-	if err := db.Backup(&b); err != nil {
-		f.Fatal(err)
-	}
-	fh.backup = b.Bytes()
-	if err := db.Close(); err != nil {
-		f.Fatal(err)
-	}
 	hs := buildHistory(f, calls, pre)
 	fh.snapshot = hs.files[hs.m.Snapshot]
+	// A backup as Backup writes one while calls go on: the snapshot, then
+	// the log records made meanwhile (here those after the snapshot).
+	fh.backup = withLogRecords(f, fh.snapshot, hs.marks[pre-1]+1, fh.records[hs.marks[pre-1]:])
 	return fh
+}
+
+// withLogRecords returns the snapshot snap with the given log records,
+// the first of LSN lsn, added before its trailer as snapLog records.
+func withLogRecords(t testing.TB, snap []byte, lsn uint64, records [][]byte) []byte {
+	ends := frameEndsOf(snap)
+	out := bytes.Clone(snap[:ends[len(ends)-2]]) // up to the trailer
+	for i, p := range records {
+		out = wal.AppendFrame(out, append(binary.AppendUvarint([]byte{snapLog}, lsn+uint64(i)), p...))
+	}
+	out = wal.AppendFrame(out, binary.LittleEndian.AppendUint64([]byte("XSTREND\x00"), uint64(len(ends)-1+len(records))))
+	r := newReplayer(newDB(newConfig(nil)))
+	if err := r.loadSnapshot(bytes.NewReader(out)); err != nil {
+		t.Fatalf("the crafted backup does not load: %v", err)
+	}
+	return out
+}
+
+// untrackWhenFuzzing stops TestMain's keeping of every stream made when
+// the test binary fuzzes: the streams of millions of inputs would be
+// kept, slowing each input down (and those of inputs refused half way
+// are no concern of the invariants).
+func untrackWhenFuzzing() {
+	if f := flag.Lookup("test.fuzz"); f == nil || f.Value.String() == "" {
+		if w := flag.Lookup("test.fuzzworker"); w == nil || w.Value.String() != "true" {
+			return
+		}
+	}
+	madeMu.Lock()
+	defer madeMu.Unlock()
+	testHookNewStream = nil
+	tracked = false
+	made = nil
 }
 
 // replayPrefix returns a replayer that has applied the first n records.
@@ -131,8 +156,8 @@ func FuzzLoadSnapshot(f *testing.F) {
 	f.Add(fh.backup[:len(fh.backup)/2])
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, in []byte) {
-		if len(in) > 1<<16 {
-			return
+		if len(in) > 16<<10 {
+			return // minimizing a large input takes long: keep to small ones
 		}
 		for _, data := range [][]byte{in, reframe(in)} {
 			r := newReplayer(newDB(newConfig(nil)))
