@@ -67,7 +67,7 @@ func buildHistory(t testing.TB, calls []histCall, snapAt int) *history {
 			require.NoError(t, db.Snapshot())
 		}
 		c.do(t, db, h.clk)
-		n := db.dur.j.committed.Load()
+		n := db.dur.j.last()
 		if c.single {
 			require.LessOrEqualf(t, n, prev+1, "call %d (%s) left %d records", i, c.name, n-prev)
 		}
