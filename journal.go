@@ -117,6 +117,17 @@ func newJournal(policy SyncPolicy, seg *wal.Segment, next uint64, logSize int64,
 // an object's records in the order they were applied.
 func (j *journal) commit(rec []byte) uint64 {
 	j.mu.Lock()
+	if j.err != nil || len(rec) > wal.MaxPayload {
+		// The log is broken (or the record cannot be framed): keep
+		// the change in memory only, and do not let the buffer grow.
+		if j.err == nil {
+			j.err = errorf(ErrInvalidArgument, "a record of %d bytes is larger than the log takes (%d)", len(rec), wal.MaxPayload)
+		}
+		lsn := j.next
+		j.next++
+		j.mu.Unlock()
+		return lsn
+	}
 	d, start := wal.BeginFrame(j.buf)
 	d = append(d, rec...)
 	j.buf = wal.EndFrameLen(d, start) // the writer seals it (wal.SealFrames)
