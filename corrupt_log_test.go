@@ -20,30 +20,26 @@ import (
 // flip bits in it: the DB opens with a prefix of the changes, or refuses
 // with the corruption error; never a panic."
 
+// variant is a DB the log tests damage, with the first record of its
+// tail: the records the tests damage.
+type variant struct {
+	name string
+	h    *history
+	tail uint64
+}
+
 // historyVariants are the DBs the log tests damage: one whose whole
 // history is in one log segment, and one whose tail follows a snapshot
 // of the rest.
-func historyVariants(t *testing.T) []struct {
-	name string
-	h    *history
-	tail uint64 // the first record of the tail: the records the tests damage
-} {
+func historyVariants(t *testing.T) []variant {
 	calls, pre := historyCalls()
-	var out []struct {
-		name string
-		h    *history
-		tail uint64
-	}
+	var out []variant
 	for _, v := range []struct {
 		name   string
 		snapAt int
 	}{{"log", -1}, {"snapshot+log", pre}} {
 		h := buildHistory(t, calls, v.snapAt)
-		out = append(out, struct {
-			name string
-			h    *history
-			tail uint64
-		}{v.name, h, h.marks[pre-1] + 1})
+		out = append(out, variant{v.name, h, h.marks[pre-1] + 1})
 	}
 	return out
 }
