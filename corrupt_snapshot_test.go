@@ -42,13 +42,13 @@ func requireSnapshotRefused(t *testing.T, err error, want map[string][]byte, dir
 }
 
 // snapshotOffsets returns the offsets of a snapshot of n bytes that the
-// tests damage: every one of its first and last 96 bytes (the header, the
+// tests damage: every one of its first and last 64 bytes (the header, the
 // first records, the last ones and the trailer), and every every-th
 // between.
 func snapshotOffsets(n, every int) []int {
 	var offs []int
 	for off := 0; off < n; off++ {
-		if off < 96 || off >= n-96 || off%every == 0 {
+		if off < 64 || off >= n-64 || off%every == 0 {
 			offs = append(offs, off)
 		}
 	}
@@ -56,13 +56,13 @@ func snapshotOffsets(n, every int) []int {
 }
 
 // TestSnapshotCutAnywhere cuts the snapshot file at every byte offset of
-// its first and last records, and at every fourth between (sixteenth
+// its first and last records, and at every sixth between (sixteenth
 // with -short): Open always refuses it.
 func TestSnapshotCutAnywhere(t *testing.T) {
 	h, name, snap := snapshotHistory(t)
 	dir := h.copyTo(t, filepath.Join(t.TempDir(), "db"), nil)
 	path := filepath.Join(dir, name)
-	every := 4
+	every := 6
 	if testing.Short() {
 		every = 16
 	}
@@ -118,7 +118,7 @@ func TestSnapshotBitFlips(t *testing.T) {
 			flip(off, bit)
 		}
 	}
-	every := 4
+	every := 6
 	if testing.Short() {
 		every = 16
 	}
@@ -160,7 +160,7 @@ func reframe(b []byte) []byte {
 }
 
 // TestSnapshotDecodeChecks damages the records of a snapshot behind their
-// checksums (a bit of every second payload byte, of every sixth with
+// checksums (a bit of every third payload byte, of every ninth with
 // -short, the checksums made right): the decoding checks must refuse what does
 // not hold together with ErrCorrupt, and whatever they let through must
 // be a DB that holds its invariants and can be read, changed and
@@ -176,9 +176,9 @@ func TestSnapshotDecodeChecks(t *testing.T) {
 	require.NoError(t, db.Close())
 	dir := h.copyTo(t, filepath.Join(t.TempDir(), "db"), nil)
 	path := filepath.Join(dir, name)
-	step := 2
+	step := 3
 	if testing.Short() {
-		step = 6
+		step = 9
 	}
 	clock := WithClock(h.clk.now)
 	var loaded, refused int

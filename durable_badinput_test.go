@@ -9,6 +9,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -185,4 +186,40 @@ func TestOpenBadInputs(t *testing.T) {
 		_, err = first.Add("s", AddArgs{}, Fields("still", "open")...)
 		require.NoError(t, err)
 	})
+}
+
+// TestOpenWithoutManifest opens a directory that holds a DB's segment and
+// snapshot but no manifest (lost, or not copied). Open takes it for a DB
+// whose creation was cut short and removes them (removeStrays), so the
+// data is gone and an empty DB opens; refusing with ErrNotDB would keep
+// it. Either is accepted here; the report discusses it. With
+// WithMustExist it is ErrDBNotFound, changing nothing.
+func TestOpenWithoutManifest(t *testing.T) {
+	calls, pre := historyCalls()
+	h := buildHistory(t, calls[:pre], pre-1)
+	files := maps.Clone(h.files)
+	delete(files, wal.ManifestName)
+
+	dir := writeFiles(t, files)
+	_, err := openSafe(t, dir, "must exist", WithMustExist())
+	requireErr(t, err, ErrDBNotFound, dir)
+	requireSameFiles(t, files, dir, "WithMustExist")
+
+	db, err := openSafe(t, dir, "no manifest", WithClock(h.clk.now))
+	if err != nil {
+		requireErr(t, err, ErrNotDB, dir)
+		requireSameFiles(t, files, dir, "refused")
+		return
+	}
+	defer db.Close()
+	left := readDirFiles(t, dir)
+	var gone []string
+	for n := range files {
+		if _, ok := left[n]; !ok {
+			gone = append(gone, n)
+		}
+	}
+	slices.Sort(gone)
+	t.Logf("opened an empty DB (%d streams); removed %v", len(db.Names("")), gone)
+	require.Zero(t, len(db.Names("")))
 }

@@ -23,9 +23,9 @@ import (
 // its directory.
 
 // history is a durable DB built call by call and closed: its directory,
-// and what dumpState gave after each call, by the number of records in the
-// log at that point (so the state of any prefix of whole records that
-// ends between two calls).
+// and what dumpState gave after each call, keyed by the number of records
+// in the log then, so that dumps[n] is the state Open must give for a log
+// cut after its first n whole records (when n falls between two calls).
 type history struct {
 	dir   string
 	clk   *testClock
@@ -261,7 +261,7 @@ func historyCalls() (calls []histCall, pre int) {
 	one := func(name string, do func(t testing.TB, db *DB, clk *testClock)) histCall {
 		return histCall{name: name, single: true, do: do}
 	}
-	any := func(name string, do func(t testing.TB, db *DB, clk *testClock)) histCall {
+	many := func(name string, do func(t testing.TB, db *DB, clk *testClock)) histCall {
 		return histCall{name: name, do: do}
 	}
 	str := func(db *DB, name string) *Stream {
@@ -277,7 +277,7 @@ func historyCalls() (calls []histCall, pre int) {
 		return infos
 	}
 	calls = []histCall{
-		any("adds", func(t testing.TB, db *DB, clk *testClock) {
+		many("adds", func(t testing.TB, db *DB, clk *testClock) {
 			for i := range 40 {
 				_, err := db.Add("s", AddArgs{}, Fields("sensor", fmt.Sprint(i%3), "temp", fmt.Sprint(20+i))...)
 				require.NoError(t, err)
@@ -286,7 +286,7 @@ func historyCalls() (calls []histCall, pre int) {
 				}
 			}
 		}),
-		any("groups", func(t testing.TB, db *DB, clk *testClock) {
+		many("groups", func(t testing.TB, db *DB, clk *testClock) {
 			require.NoError(t, db.CreateGroup("s", "g", "0", GroupOptions{}))
 			_, err := db.ReadGroup(ctx, "g", "alice", ReadGroupArgs{Count: 6}, "s", ">")
 			require.NoError(t, err)
@@ -294,13 +294,13 @@ func historyCalls() (calls []histCall, pre int) {
 			_, err = db.ReadGroup(ctx, "g", "bob", ReadGroupArgs{Count: 3}, "s", ">")
 			require.NoError(t, err)
 		}),
-		any("empty and gone", func(t testing.TB, db *DB, clk *testClock) {
+		many("empty and gone", func(t testing.TB, db *DB, clk *testClock) {
 			db.Stream("empty")
 			_, err := db.Add("gone", AddArgs{}, Fields("a", "b")...)
 			require.NoError(t, err)
 			require.Equal(t, 1, db.Remove("gone"))
 		}),
-		any("sharded", func(t testing.TB, db *DB, clk *testClock) {
+		many("sharded", func(t testing.TB, db *DB, clk *testClock) {
 			ss, err := db.CreateShardedStream("orders", ShardedArgs{Shards: 2})
 			require.NoError(t, err)
 			require.NoError(t, ss.CreateGroup("billing", ShardGroupOptions{}))
@@ -314,7 +314,7 @@ func historyCalls() (calls []histCall, pre int) {
 			_, err = db.CreateShardedStream("tmp", ShardedArgs{Shards: 1})
 			require.NoError(t, err)
 		}),
-		any("deletes and trims", func(t testing.TB, db *DB, clk *testClock) {
+		many("deletes and trims", func(t testing.TB, db *DB, clk *testClock) {
 			s := str(db, "s")
 			es, err := s.Range("-", "+", 0)
 			require.NoError(t, err)
