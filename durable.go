@@ -115,17 +115,20 @@ func Open(dir string, opts ...Option) (*DB, error) {
 		return nil, err
 	}
 	lockPath := filepath.Join(dir, wal.LockName)
-	_, statErr := os.Stat(lockPath)
+	oldLock, statErr := os.ReadFile(lockPath)
 	lock, err := wal.LockDir(dir)
 	if err != nil {
 		return nil, mapWalErr(err)
 	}
 	db, err := openLocked(dir, cfg, lock)
 	if err != nil {
-		lock.Unlock()
+		// A refused Open leaves the directory as it was.
 		if errors.Is(statErr, fs.ErrNotExist) {
-			os.Remove(lockPath) // a refused Open leaves the directory as it was
+			os.Remove(lockPath)
+		} else if statErr == nil {
+			os.WriteFile(lockPath, oldLock, 0o600)
 		}
+		lock.Unlock()
 		return nil, err
 	}
 	return db, nil
@@ -187,22 +190,36 @@ func openLocked(dir string, cfg config, lock *wal.DirLock) (*DB, error) {
 	return db, nil
 }
 
-// removeStrays removes the segment and snapshot files of a DB whose
-// creation was cut short before its manifest was written: nothing was
-// ever acknowledged from them.
+// removeStrays removes the empty log segment of a DB whose creation was
+// cut short before its manifest was written: nothing was ever
+// acknowledged from it. A directory that holds a snapshot or a segment
+// with records but no manifest lost its manifest: that is ErrNotDB, and
+// nothing is removed.
 func removeStrays(dir string) error {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return err
 	}
+	var strays []string
 	for _, e := range ents {
 		name := e.Name()
 		_, isLog := wal.ParseSegmentName(name)
 		_, isSnap := wal.ParseSnapshotName(name)
-		if isLog || isSnap {
-			if err := os.Remove(filepath.Join(dir, name)); err != nil {
-				return err
-			}
+		if !isLog && !isSnap {
+			continue
+		}
+		fi, err := e.Info()
+		if err != nil {
+			return err
+		}
+		if isSnap || fi.Size() > wal.HeaderSize {
+			return errorf(ErrNotDB, "%s holds %s but no %s: the manifest is lost (restore it, or move the files away)", dir, name, wal.ManifestName)
+		}
+		strays = append(strays, name)
+	}
+	for _, name := range strays {
+		if err := os.Remove(filepath.Join(dir, name)); err != nil {
+			return err
 		}
 	}
 	return nil

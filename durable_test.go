@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -232,6 +233,7 @@ func (ss *ShardedStream) groupNames() []string {
 	for n := range ss.groups {
 		out = append(out, n)
 	}
+	slices.Sort(out)
 	return out
 }
 

@@ -13,9 +13,13 @@ import (
 // byte and its values. The operations of ops.go, groupops.go and
 // shardops.go append their effect to the object's objLog as they apply
 // it, and the call's unlock commits the record (objLog.commit), so the log
-// holds the changes in the order they were applied, a call whole or not
-// at all. Replay (replay.go) decodes the effects and applies them through
-// the same operations.
+// holds the changes in the order they were applied, and a call's changes
+// to one object whole or not at all. A call that changes several objects
+// (DB.ReadGroup over streams, DB.Remove of several, a sharded stream's
+// calls over its shards) leaves one record per object: a crash between
+// them keeps some, a state such a call can always be made again from.
+// Replay (replay.go) decodes the effects and applies them through the
+// same operations.
 //
 // Effects hold results, not requests: the ID an Add resolved to, the
 // bound a trim reached, the time and count of each delivery. So replaying

@@ -98,7 +98,7 @@ func (r *replayer) recover(dir string, m *wal.Manifest, truncate bool) (*wal.Seg
 		if err == nil && res.Tail == wal.TailTorn && !last {
 			err = errorf(ErrCorrupt, "%s is cut short at offset %d, yet a log follows it", path, res.End)
 		}
-		if errors.Is(err, wal.ErrCorrupt) && truncate && res.Tail == wal.TailCorrupt {
+		if (errors.Is(err, wal.ErrCorrupt) || errors.Is(err, ErrCorrupt)) && truncate && (res.Tail == wal.TailCorrupt || res.Tail == wal.TailTorn) {
 			if err = moveTailAside(path, res.End); err == nil {
 				for _, later := range m.Logs[i+1:] {
 					if err = os.Rename(filepath.Join(dir, later), filepath.Join(dir, later+".corrupt")); err != nil {
