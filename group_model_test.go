@@ -141,9 +141,16 @@ func TestGroupsAgainstModel(t *testing.T) {
 }
 
 func gmRun(t *testing.T, seed uint64, steps int) {
+	gmRunWith(t, seed, steps, func(clk *testClock) *Stream { return NewStream(WithClock(clk.now)) }, nil)
+}
+
+// gmRunWith runs the model test on the stream open makes. after, when not
+// nil, runs after each step and returns the stream to go on with (the
+// same stream, reopened) or nil to keep the one there is.
+func gmRunWith(t *testing.T, seed uint64, steps int, open func(*testClock) *Stream, after func() *Stream) {
 	rng := rand.New(rand.NewPCG(seed, 99))
 	clk := newTestClock(1_700_000_000_000)
-	s := NewStream(WithClock(clk.now))
+	s := open(clk)
 	m := &gmModel{groups: map[string]*gmGroup{}, now: clk.now().UnixMilli()}
 	ctx := context.Background()
 	names := []string{"g", "h"}
@@ -284,6 +291,12 @@ func gmRun(t *testing.T, seed uint64, steps int) {
 			m.now += d.Milliseconds()
 		}
 		gmCompare(t, s, m, step)
+		if after != nil {
+			if again := after(); again != nil {
+				s = again
+				gmCompare(t, s, m, step)
+			}
+		}
 	}
 }
 
