@@ -34,11 +34,11 @@ var _ = store.Field(Field{}) // Field and store.Field have one underlying type
 
 // appendLocked stores an entry; id is greater than the stream's last ID.
 func (s *Stream) appendLocked(id ID, fields []Field) {
-	if s.log == nil {
-		s.st.Append(store.ID(id), storeFields(fields))
+	if s.log != nil {
+		s.appendLogged(id, fields)
 		return
 	}
-	s.appendLogged(id, fields)
+	s.st.Append(store.ID(id), storeFields(fields))
 }
 
 func (s *Stream) appendLogged(id ID, fields []Field) {

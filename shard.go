@@ -286,9 +286,9 @@ func (sh *shard) add(fields []Field) (ID, bool, error) {
 	if sh.sealed {
 		return ID{}, false, nil
 	}
-	id, err := s.autoIDLocked(nowMs)
-	if err != nil {
-		return ID{}, true, err
+	id, ok := s.autoIDLocked(nowMs)
+	if !ok {
+		return ID{}, true, s.exhausted()
 	}
 	s.addEntryLocked(id, fields, nil)
 	return id, true, nil

@@ -195,21 +195,24 @@ func (s *Stream) add(args AddArgs, fields []Field, inDB bool) (ID, error) {
 	}
 
 	s.mu.Lock()
-	defer s.unlock()
 	if inDB && s.removed {
+		s.mu.Unlock()
 		return ID{}, errRemoved
 	}
 	var id ID
-	var err error
+	var ok bool
 	if explicit {
-		id, err = s.explicitIDLocked(args.ID, want, seqGiven)
-	} else {
-		id, err = s.autoIDLocked(nowMs)
-	}
-	if err != nil {
-		return ID{}, err
+		var err error
+		if id, err = s.explicitIDLocked(args.ID, want, seqGiven); err != nil {
+			s.mu.Unlock()
+			return ID{}, err
+		}
+	} else if id, ok = s.autoIDLocked(nowMs); !ok {
+		s.mu.Unlock()
+		return ID{}, s.exhausted()
 	}
 	s.addEntryLocked(id, fields, trim)
+	s.unlock() // no defer: Add is the hottest path
 	return id, nil
 }
 
@@ -236,20 +239,17 @@ func (s *Stream) explicitIDLocked(raw string, want ID, seqGiven bool) (ID, error
 }
 
 // autoIDLocked returns the ID an auto-ID Add made at nowMs gives: nowMs-0,
-// or the next after the last ID when the clock has not passed it. It fails
-// with ErrStreamExhausted when the last ID is MaxID.
-func (s *Stream) autoIDLocked(nowMs uint64) (ID, error) {
+// or the next after the last ID when the clock has not passed it; ok is
+// false when the last ID is MaxID (ErrStreamExhausted).
+func (s *Stream) autoIDLocked(nowMs uint64) (id ID, ok bool) {
 	last := ID(s.st.LastID())
 	if nowMs > last.Ms {
-		return ID{nowMs, 0}, nil
+		return ID{nowMs, 0}, true
 	}
-	id, ok := last.Next()
-	if !ok {
-		return ID{}, s.exhausted()
-	}
-	return id, nil
+	return last.Next()
 }
 
+// exhausted returns the ErrStreamExhausted error of s.
 func (s *Stream) exhausted() error {
 	return errorf(ErrStreamExhausted, "%slast ID is %s", s.namePrefix(), MaxID)
 }
@@ -277,6 +277,12 @@ func (s *Stream) namePrefix() string {
 // notifyLocked serves the readers waiting for new entries: blocked group
 // reads first, in order, then plain reads.
 func (s *Stream) notifyLocked() {
+	if len(s.gwaiters)+len(s.waiters.ws) > 0 { // inlined: no call without readers
+		s.wakeLocked()
+	}
+}
+
+func (s *Stream) wakeLocked() {
 	s.serveGroupWaitersLocked()
 	s.waiters.wake()
 }
