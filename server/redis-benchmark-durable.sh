@@ -10,6 +10,9 @@
 # on one, then on the other, ROUNDS times (default 5), and prints requests
 # per second for each run and the medians and their ratio (xstream /
 # Redis). N defaults to 20000 under always and 200000 under everysec.
+# POLICIES lists the policies to run (default "always everysec"); "off"
+# runs both servers without persistence (redis-server --appendonly no,
+# xstream-server without -dir, -n N_EVERYSEC), for reference.
 # XSTREAM_SERVER names an xstream-server binary; by default it is built
 # from this checkout. Needs redis-server, redis-cli and redis-benchmark.
 set -eu
@@ -39,13 +42,20 @@ rps() { # port, n
 }
 echo "== $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs, $(redis-server --version | cut -d' ' -f3), xstream-server $bin"
 rp=16379 xp=16380
-for policy in always everysec; do
-  n=$NA; [ $policy = everysec ] && n=$NE
+for policy in ${POLICIES:-always everysec}; do
+  n=$NA; [ $policy != always ] && n=$NE
   mkdir -p "$work/redis-$policy" "$work/xstream-$policy"
-  redis-server --port $rp --bind 127.0.0.1 --dir "$work/redis-$policy" --appendonly yes --appendfsync $policy --save '' --daemonize no --logfile "$work/redis-$policy.log" &
-  pids+=($!)
-  "$bin" -addr 127.0.0.1:$xp -dir "$work/xstream-$policy" -appendfsync $policy 2>"$work/xstream-$policy.log" &
-  pids+=($!)
+  if [ $policy = off ]; then
+    redis-server --port $rp --bind 127.0.0.1 --dir "$work/redis-$policy" --appendonly no --save '' --daemonize no --logfile "$work/redis-$policy.log" &
+    pids+=($!)
+    "$bin" -addr 127.0.0.1:$xp 2>"$work/xstream-$policy.log" &
+    pids+=($!)
+  else
+    redis-server --port $rp --bind 127.0.0.1 --dir "$work/redis-$policy" --appendonly yes --appendfsync $policy --save '' --daemonize no --logfile "$work/redis-$policy.log" &
+    pids+=($!)
+    "$bin" -addr 127.0.0.1:$xp -dir "$work/xstream-$policy" -appendfsync $policy 2>"$work/xstream-$policy.log" &
+    pids+=($!)
+  fi
   waitport $rp; waitport $xp
   ra=() rb=()
   for _ in $(seq "$R"); do
