@@ -342,6 +342,9 @@ func (c *conn) watch() (stop func()) {
 			_, c.writeErr = c.nc.Write(c.out[:c.replyStart])
 		}
 		c.touched, c.wrote = touched, wrote
+		if c.writeErr != nil {
+			c.cancel() // nothing more will be written: do not wait
+		}
 	}
 	c.out = append(c.out[:0], c.out[c.replyStart:]...)
 	c.replyStart = 0

@@ -415,21 +415,17 @@ func (s *Server) isClosing() bool {
 }
 
 // dbInfo returns what DB.Persistence says of durable DB i, or, while a
-// job snapshots that DB, what it said last (Persistence would wait for
-// the snapshot to end).
+// snapshot of that DB is in progress, what it said last (Persistence
+// would wait for the snapshot to end). Holding p.mu keeps a snapshot of
+// the server's from beginning meanwhile (snapshotAll counts it in
+// snapping under p.mu first), and the DBs take no snapshot by themselves.
 func (p *persistence) dbInfo(i int) xstream.PersistenceInfo {
 	p.mu.Lock()
-	busy := p.snapping[i] > 0
-	cached := p.info[i]
-	p.mu.Unlock()
-	if busy {
-		return cached
+	defer p.mu.Unlock()
+	if p.snapping[i] == 0 {
+		p.info[i], _ = p.srv.dbs[i].Persistence()
 	}
-	info, _ := p.srv.dbs[i].Persistence()
-	p.mu.Lock()
-	p.info[i] = info
-	p.mu.Unlock()
-	return info
+	return p.info[i]
 }
 
 // writePersistenceInfo writes INFO's persistence section: the fields of

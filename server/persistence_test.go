@@ -133,6 +133,11 @@ func TestStartFailsCleanly(t *testing.T) {
 		t.Fatalf("second server on the directory: %v", err)
 	}
 	expect(t, newClient(t, first.Addr()), `$"1-1"`, "XADD", "s", "1-1", "f", "v")
+	// Nor does the first start twice, which would open its DBs again.
+	if err := first.Start(); err == nil {
+		t.Fatal("a second Start of a started server")
+	}
+	expect(t, newClient(t, first.Addr()), `:1`, "XLEN", "s")
 
 	// A busy address: the DBs opened are closed again.
 	other := t.TempDir()

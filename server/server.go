@@ -136,6 +136,9 @@ func New(opts Options) *Server {
 // directory open, xstream.ErrCorrupt for a damaged file, ...) or the
 // address cannot be listened on.
 func (s *Server) Start() error {
+	if s.ln != nil || s.isClosing() {
+		return errors.New("xstream server: Start of a server already started or closed")
+	}
 	s.started = time.Now()
 	if s.durable {
 		if err := s.openDBs(); err != nil {
