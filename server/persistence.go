@@ -71,8 +71,9 @@ type persistence struct {
 	// is snapshotting: Persistence waits for a snapshot in progress.
 	info [numDBs]xstream.PersistenceInfo
 
-	// snapshot takes the snapshot of DB i (DB.Snapshot); tests replace it.
+	// snapshot takes the snapshot of DB i (snapshotDB); tests replace it.
 	snapshot func(i int) error
+	dbMu     [numDBs]sync.Mutex // held by snapshotDB
 	// autoMin is the least log since a DB's last snapshot that makes an
 	// automatic rewrite (Redis's auto-aof-rewrite-min-size).
 	autoMin int64
@@ -97,8 +98,11 @@ func (p *persistence) init(s *Server) {
 // since its last one (or since it was created): xstream's Snapshot fails
 // then, as the new log segment it makes would have the name of the one in
 // use. Flush first writes what is buffered, so that LogBytes counts every
-// change made before the save began.
+// change made before the save began. One snapshot of a DB at a time (a
+// SAVE may run beside a rewrite), so that the check holds for it.
 func (s *Server) snapshotDB(i int) error {
+	s.persist.dbMu[i].Lock()
+	defer s.persist.dbMu[i].Unlock()
 	db := s.dbs[i]
 	if err := db.Flush(); err != nil {
 		return err

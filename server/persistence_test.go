@@ -682,3 +682,36 @@ func TestAutoRewrite(t *testing.T) {
 	c.do(t, "SELECT", "2")
 	expect(t, c, ":100", "XLEN", "s")
 }
+
+// A SAVE during a rewrite snapshots alongside it, and both succeed even
+// when they reach the same database.
+func TestSaveDuringRewrite(t *testing.T) {
+	srv := New(Options{Dir: t.TempDir()})
+	entered, release := holdSnapshots(srv)
+	startT(t, srv)
+	c := newClient(t, srv.Addr())
+	for i := range numDBs {
+		c.do(t, "SELECT", itoa(i))
+		c.do(t, "XADD", "s", "1-1", "f", "v")
+	}
+	expect(t, c, `+"Background append only file rewriting started"`, "BGREWRITEAOF")
+	<-entered // the rewrite is at database 0
+	saved := make(chan *reply, 1)
+	go func() {
+		r, err := newClient(t, srv.Addr()).send("SAVE")
+		if err != nil {
+			r = &reply{kind: '-', s: err.Error()}
+		}
+		saved <- r
+	}()
+	<-entered // the SAVE is at database 0 too
+	release <- struct{}{}
+	release <- struct{}{}
+	if r := <-saved; r.String() != `+"OK"` {
+		t.Fatalf("SAVE during a rewrite: %v", r)
+	}
+	srv.persist.wait()
+	if got := infoField(t, c, "aof_last_bgrewrite_status"); got != "ok" {
+		t.Errorf("aof_last_bgrewrite_status:%s", got)
+	}
+}
