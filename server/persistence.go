@@ -440,15 +440,12 @@ func (c *conn) writePersistenceInfo(b *strings.Builder) {
 	s := c.srv
 	p := &s.persist
 	var logBytes, snapBytes int64
-	writeErr, rewriteErr := false, false
+	writeErr := false
 	if s.durable {
 		for i := range numDBs {
 			info := p.dbInfo(i)
 			logBytes += info.LogBytes
 			snapBytes += info.SnapshotBytes
-			if info.LastSaveFailed {
-				rewriteErr = true
-			}
 			if s.logErr(i) != nil {
 				writeErr = true
 			}
@@ -494,7 +491,7 @@ func (c *conn) writePersistenceInfo(b *strings.Builder) {
 	f("aof_rewrite_scheduled", b2i(p.rewSched))
 	f("aof_last_rewrite_time_sec", p.rewriteSecs)
 	f("aof_current_rewrite_time_sec", elapsed(jobRewrite))
-	f("aof_last_bgrewrite_status", status(p.rewriteFailed || rewriteErr))
+	f("aof_last_bgrewrite_status", status(p.rewriteFailed))
 	f("aof_rewrites", p.rewrites)
 	f("aof_rewrites_consecutive_failures", p.rewriteFailRun)
 	f("aof_last_write_status", status(writeErr))
