@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/bits"
 	"net"
 	"os"
 	"slices"
@@ -59,7 +60,14 @@ type conn struct {
 	// slice headers, and 64 bytes of overhead per command), bounded by
 	// MaxMultiBytes.
 	queuedBytes int
+	queuedWrite bool // a queued command may change a DB
 	inExec      bool
+
+	// The DBs the commands since the last log barrier ran on, and those
+	// they may have changed (bit i: DB i), and the number of changing
+	// commands, for INFO's rdb_changes_since_last_save.
+	touched, wrote uint16
+	changes        int64
 
 	scratch  []byte
 	fields   []xstream.Field // reused by fieldArgs
@@ -165,7 +173,7 @@ func (c *conn) serve() {
 	for {
 		args, err := c.next()
 		if err != nil {
-			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) && !isNetError(err) {
+			if c.writeErr == nil && !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) && !isNetError(err) {
 				msg := err.Error()
 				if err == errRequestTooLarge {
 					msg = fmt.Sprintf("request larger than the limit of %d bytes", c.srv.opts.MaxRequestBytes)
@@ -326,9 +334,17 @@ func owned(args [][]byte) request {
 // reader has one user at a time.
 func (c *conn) watch() (stop func()) {
 	// The replies of the commands before this one go out now, not after
-	// the wait, as Redis writes them before it blocks the client.
+	// the wait, as Redis writes them before it blocks the client; their
+	// log first. The blocked command's DB stays noted for its own reply.
 	if c.writeErr == nil && c.replyStart > 0 {
-		_, c.writeErr = c.nc.Write(c.out[:c.replyStart])
+		touched, wrote := c.touched, c.wrote
+		if c.writeErr = c.logBarrier(); c.writeErr == nil {
+			_, c.writeErr = c.nc.Write(c.out[:c.replyStart])
+		}
+		c.touched, c.wrote = touched, wrote
+		if c.writeErr != nil {
+			c.cancel() // nothing more will be written: do not wait
+		}
 	}
 	c.out = append(c.out[:0], c.out[c.replyStart:]...)
 	c.replyStart = 0
@@ -416,11 +432,14 @@ const maxKeptScratch = 64 << 10
 // writes them while more pipelined commands wait.
 const flushBytes = 64 << 10
 
-// flush writes the gathered replies to the client. After a write error
-// it writes nothing more and returns that error.
+// flush writes the gathered replies to the client, after the log of the
+// commands they answer (logBarrier). After a write error, or an error of
+// the log, it writes nothing more and returns that error.
 func (c *conn) flush() error {
 	if c.writeErr == nil && len(c.out) > 0 {
-		_, c.writeErr = c.nc.Write(c.out)
+		if c.writeErr = c.logBarrier(); c.writeErr == nil {
+			_, c.writeErr = c.nc.Write(c.out)
+		}
 	}
 	if cap(c.out) > 4*flushBytes {
 		c.out = nil // do not keep the buffer of one huge reply
@@ -429,6 +448,49 @@ func (c *conn) flush() error {
 	}
 	return c.writeErr
 }
+
+// logBarrier writes to the OS the log of every durable DB the commands
+// since the last barrier ran on (DB.Flush), before their replies go out,
+// as Redis writes its AOF before it replies: a reply never acknowledges a
+// change that a crash of the process could lose, nor shows one (a read
+// may see another client's change that its own barrier has not written
+// yet). Under SyncAlways a change is on disk before its call returns, and
+// Flush finds nothing to write. Flush of a DB with nothing buffered takes
+// the journal's lock and returns.
+//
+// When the log of a DB these commands may have changed failed, it returns
+// the error and the connection closes without the replies, which would
+// acknowledge changes the log does not hold; later writes get MISCONF
+// (refuseWrite).
+func (c *conn) logBarrier() error {
+	if c.changes != 0 {
+		c.srv.changes.Add(c.changes)
+		c.changes = 0
+	}
+	touched, wrote := c.touched, c.wrote
+	c.touched, c.wrote = 0, 0
+	if !c.srv.durable {
+		return nil
+	}
+	for m := touched; m != 0; m &= m - 1 {
+		i := bits.TrailingZeros16(m)
+		if err := c.srv.dbs[i].Flush(); err != nil && wrote&(1<<i) != 0 {
+			return &logError{db: i, err: err}
+		}
+	}
+	return nil
+}
+
+// logError is the error of a DB's log that closes a connection.
+type logError struct {
+	db  int
+	err error
+}
+
+func (e *logError) Error() string {
+	return fmt.Sprintf("xstream server: database %d: writing the log: %v", e.db, e.err)
+}
+func (e *logError) Unwrap() error { return e.err }
 
 // Reply helpers.
 

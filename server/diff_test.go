@@ -30,7 +30,7 @@ var logTail = 60
 
 func TestMain(m *testing.M) {
 	var proc *exec.Cmd
-	if realAddr == "" {
+	if realAddr == "" && !isHelper() { // a server process of the crash tests needs none
 		if path, err := exec.LookPath("redis-server"); err == nil {
 			var err error
 			proc, realAddr, err = startRedis(path)
@@ -51,6 +51,12 @@ func TestMain(m *testing.M) {
 // startRedis runs redis-server without persistence on a free loopback port
 // and returns once it accepts connections (it says so on its output).
 func startRedis(path string) (*exec.Cmd, string, error) {
+	return startRedisWith(path, "", "--appendonly", "no")
+}
+
+// startRedisWith runs redis-server with RDB snapshots off and the
+// arguments args, in the directory dir ("": the current one).
+func startRedisWith(path, dir string, args ...string) (*exec.Cmd, string, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, "", err
@@ -58,7 +64,8 @@ func startRedis(path string) (*exec.Cmd, string, error) {
 	addr := ln.Addr().String()
 	ln.Close()
 	_, port, _ := net.SplitHostPort(addr)
-	cmd := exec.Command(path, "--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--daemonize", "no")
+	cmd := exec.Command(path, append([]string{"--port", port, "--bind", "127.0.0.1", "--save", "", "--daemonize", "no"}, args...)...)
+	cmd.Dir = dir
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, "", err

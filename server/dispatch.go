@@ -13,6 +13,9 @@ type command struct {
 	noAuth bool                // allowed before AUTH
 	subs   map[string]*command // subcommands of a container (XGROUP, XINFO, ...)
 	spec   *commandSpec        // what COMMAND says of it
+	// From spec's flags: write (it may change a DB: refused when the
+	// DB's log failed) and no_multi (refused inside MULTI).
+	write, noMulti bool
 }
 
 var commands = map[string]*command{}
@@ -21,6 +24,10 @@ var commands = map[string]*command{}
 // with its entry of commandSpecs, which must exist.
 func register(name string, arity int, fn func(c *conn, args [][]byte)) *command {
 	cmd := &command{name: name, arity: arity, fn: fn, spec: specOf(name)}
+	for _, f := range strings.Fields(cmd.spec.flags) {
+		cmd.write = cmd.write || f == "write"
+		cmd.noMulti = cmd.noMulti || f == "no_multi"
+	}
 	if parent, sub, ok := strings.Cut(name, "|"); ok {
 		p := commands[parent]
 		if p == nil {
@@ -119,6 +126,14 @@ func (c *conn) dispatch(args [][]byte) {
 		}
 		return
 	}
+	if c.multi && cmd.noMulti {
+		c.err("ERR Command not allowed inside a transaction")
+		c.dirty = true
+		return
+	}
+	if c.srv.durable && c.refuseWrite(cmd) {
+		return
+	}
 	if c.multi {
 		switch cmd.name {
 		case "exec", "discard", "multi", "quit":
@@ -138,11 +153,58 @@ func (c *conn) dispatch(args [][]byte) {
 				q[i] = append([]byte(nil), a...)
 			}
 			c.queued = append(c.queued, q)
+			c.queuedWrite = c.queuedWrite || cmd.write
 			c.simple("QUEUED")
 			return
 		}
 	}
+	c.call(cmd, args)
+}
+
+// call runs cmd, noting the DB it runs on for the log barrier (see
+// logBarrier).
+func (c *conn) call(cmd *command, args [][]byte) {
+	bit := uint16(1) << c.db
+	c.touched |= bit
+	if cmd.write {
+		c.wrote |= bit
+		c.changes++
+	}
 	cmd.fn(c, args)
+}
+
+// refuseWrite answers Redis's MISCONF error, and reports true, for a
+// command that may change a DB whose log failed (as Redis refuses writes
+// once writing its AOF failed), for PING when any DB's log failed (Redis
+// refuses it too, so that a health check sees it), and for an EXEC of
+// such commands. Reads go on.
+func (c *conn) refuseWrite(cmd *command) bool {
+	var err error
+	switch {
+	case cmd.name == "ping" || cmd.name == "flushall" || cmd.name == "exec" && c.queuedWrite:
+		for i := range numDBs {
+			if err = c.srv.logErr(i); err != nil {
+				break
+			}
+		}
+	case cmd.write:
+		err = c.srv.logErr(c.db)
+	}
+	if err == nil {
+		return false
+	}
+	msg := "MISCONF Errors writing to the AOF file: " + err.Error()
+	switch {
+	case cmd.name == "exec":
+		c.resetMulti()
+		c.err("EXECABORT Transaction discarded because of: " + msg)
+	default:
+		c.err(msg)
+		if c.multi {
+			c.dirty = true
+		}
+	}
+	return true
 }
 
 func init() {
@@ -176,13 +238,12 @@ func init() {
 		c.array(len(queued))
 		c.inExec = true
 		for _, q := range queued {
-			cmd := c.lookup(q)
-			cmd.fn(c, q)
+			c.call(c.lookup(q), q)
 		}
 		c.inExec = false
 	})
 }
 
 func (c *conn) resetMulti() {
-	c.multi, c.dirty, c.queued, c.queuedBytes = false, false, nil, 0
+	c.multi, c.dirty, c.queued, c.queuedBytes, c.queuedWrite = false, false, nil, 0, false
 }

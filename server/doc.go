@@ -21,6 +21,24 @@
 // commands, ends blocked reads, lets the commands already received finish
 // and closes the connections; Close does so with a grace period.
 //
+// # Durability
+//
+// With Options.Dir (xstream-server -dir) the databases are durable
+// xstream DBs (xstream.Open), database i in the directory Dir/i, with
+// Options.AppendFsync as their sync policy (-appendfsync always, everysec
+// or no, as Redis's). Start loads them before it listens; Shutdown and
+// Close close them, which syncs their logs. As Redis writes its AOF before
+// it replies, a connection writes the log of the commands it ran to the OS
+// (DB.Flush) before it sends their replies: a crash of the server process
+// loses nothing it acknowledged, whatever the policy; a crash of the OS
+// can lose about the last second under everysec, nothing under always.
+// Once writing a DB's log failed, its write commands (and PING) get
+// Redis's MISCONF error while reads go on. SAVE, BGSAVE, BGREWRITEAOF and
+// LASTSAVE take and report snapshots (DB.Snapshot), and INFO has Redis's
+// persistence section. To test recovery code, close a server and start
+// another on the same directory (RunTDir, or RunTWith with Options.Dir,
+// twice).
+//
 // A Server holds 16 databases (SELECT 0..15), each an xstream.DB, and
 // answers the stream commands of Redis 7 and 8 with Redis's replies and
 // error strings, checked against a real redis-server by the package's

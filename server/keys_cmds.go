@@ -68,6 +68,7 @@ func init() {
 		if !c.flushArgs(args) {
 			return
 		}
+		c.touched, c.wrote = 1<<numDBs-1, 1<<numDBs-1
 		for _, db := range c.srv.dbs {
 			db.Remove(db.Names("")...)
 		}
@@ -159,6 +160,10 @@ func info(c *conn, args [][]byte) {
 		up := time.Since(c.srv.started)
 		fmt.Fprintf(&b, "# Server\r\nredis_version:%s\r\nredis_mode:standalone\r\nxstream_server:1\r\nos:%s %s\r\narch_bits:64\r\ngo_version:%s\r\nprocess_id:0\r\ntcp_port:%s\r\nuptime_in_seconds:%d\r\nuptime_in_days:%d\r\n\r\n",
 			redisVersion, runtime.GOOS, runtime.GOARCH, runtime.Version(), port, int64(up.Seconds()), int64(up.Hours()/24))
+	}
+	if all || want["persistence"] {
+		c.writePersistenceInfo(&b)
+		b.WriteString("\r\n")
 	}
 	if all || want["stats"] {
 		fmt.Fprintf(&b, "# Stats\r\ntotal_commands_processed:%d\r\ntotal_connections_received:%d\r\n\r\n", c.srv.commands.Load(), c.srv.nextID.Load())

@@ -13,13 +13,42 @@ func RunT(t testing.TB) *Server {
 	return RunTWith(t, Options{})
 }
 
-// RunTWith is RunT with options, for example a password or a clock.
+// RunTWith is RunT with options, for example a password, a clock, or a
+// directory to keep the databases in (Options.Dir). The cleanup fails the
+// test if closing a durable server's DBs fails.
+//
+// To test recovery, close the server and start another on the same
+// directory; it holds every change the first one acknowledged:
+//
+//	srv := server.RunTWith(t, server.Options{Dir: dir})
+//	// ... write through a client, then
+//	srv.Close()
+//	srv = server.RunTWith(t, server.Options{Dir: dir})
+//	// ... the code under test reads what the first one kept
+//
+// Close here is a clean shutdown. What a crash of the server process
+// would leave is the same for every change a client got a reply to (the
+// server writes the log before it replies), but to see it for real the
+// server has to run in another process, killed with SIGKILL: see
+// TestKillRecovery in this package for such a test.
 func RunTWith(t testing.TB, opts Options) *Server {
 	t.Helper()
 	s := New(opts)
 	if err := s.Start(); err != nil {
 		t.Fatalf("xstream server: %v", err)
 	}
-	t.Cleanup(func() { s.Close() })
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Errorf("xstream server: %v", err)
+		}
+	})
 	return s
+}
+
+// RunTDir is RunTWith(t, Options{Dir: dir}): a server whose databases are
+// kept in dir (t.TempDir() for a new one), with the default sync policy
+// (everysec). Close it and call RunTDir again on dir to restart it.
+func RunTDir(t testing.TB, dir string) *Server {
+	t.Helper()
+	return RunTWith(t, Options{Dir: dir})
 }

@@ -3,7 +3,10 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
+	"path/filepath"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -41,6 +44,21 @@ type Options struct {
 	// Clock, when not nil, is the clock of the streams (auto IDs, idle
 	// times); by default the wall clock.
 	Clock func() time.Time
+	// Dir, when not "", keeps the databases on disk: database i (SELECT
+	// i) is the durable xstream DB of the subdirectory Dir/i, which Start
+	// opens (creating it when needed) and Close and Shutdown close. A
+	// server started again on the same Dir has every change that reached
+	// the log. "" keeps everything in memory.
+	Dir string
+	// AppendFsync is when the log reaches the disk, as Redis's
+	// appendfsync: xstream.SyncEverySecond (the zero value, "everysec"),
+	// xstream.SyncAlways ("always") or xstream.SyncNo ("no"). Whatever
+	// the policy, the server writes the log of a batch of commands to the
+	// OS before it sends their replies, so a crash of the server process
+	// loses nothing it acknowledged; under everysec a crash of the OS
+	// loses about the last second, under always nothing. Without Dir it
+	// is ignored.
+	AppendFsync xstream.SyncPolicy
 }
 
 const numDBs = 16
@@ -48,9 +66,19 @@ const numDBs = 16
 // Server is a Redis-protocol server of xstream databases.
 type Server struct {
 	opts    Options
+	dbOpts  []xstream.Option
 	dbs     [numDBs]*xstream.DB
+	durable bool // the DBs are kept in opts.Dir
 	ln      net.Listener
 	started time.Time
+
+	persist persistence  // SAVE, BGSAVE, BGREWRITEAOF and their INFO fields
+	changes atomic.Int64 // write commands run since the last save
+	loaded  int64        // keys the durable DBs held when Start opened them
+	// logErr returns the error of DB i's log (db.Err); tests replace it.
+	logErr func(i int) error
+	// closeErr is what closing the DBs returned, for Close.
+	closeErr error
 
 	ctx    context.Context // cancelled on shutdown: ends blocked reads
 	cancel context.CancelFunc
@@ -84,38 +112,101 @@ func New(opts Options) *Server {
 	if opts.MaxMultiBytes <= 0 {
 		opts.MaxMultiBytes = 64 << 20
 	}
-	s := &Server{opts: opts, conns: map[*conn]struct{}{}}
-	var dbOpts []xstream.Option
+	s := &Server{opts: opts, conns: map[*conn]struct{}{}, durable: opts.Dir != ""}
 	if opts.Clock != nil {
-		dbOpts = append(dbOpts, xstream.WithClock(opts.Clock))
+		s.dbOpts = append(s.dbOpts, xstream.WithClock(opts.Clock))
 	}
-	for i := range s.dbs {
-		s.dbs[i] = xstream.NewDB(dbOpts...)
+	if !s.durable {
+		for i := range s.dbs {
+			s.dbs[i] = xstream.NewDB(s.dbOpts...)
+		}
 	}
+	s.logErr = func(i int) error { return s.dbs[i].Err() }
+	s.persist.init(s)
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	return s
 }
 
-// Start listens on the configured address and serves clients in the
-// background until Close or Shutdown. It fails if the address cannot be
-// listened on.
+// Start opens the databases of Options.Dir, if set, then listens on the
+// configured address and serves clients in the background until Close or
+// Shutdown. Opening a DB replays its log, so a durable server listens
+// only once every DB holds what it held before. Start fails, leaving
+// nothing open, if a DB cannot be opened (its error wraps the xstream
+// sentinel: xstream.ErrLocked when another process or server has the
+// directory open, xstream.ErrCorrupt for a damaged file, ...) or the
+// address cannot be listened on.
 func (s *Server) Start() error {
+	if s.ln != nil || s.isClosing() {
+		return errors.New("xstream server: Start of a server already started or closed")
+	}
+	s.started = time.Now()
+	if s.durable {
+		if err := s.openDBs(); err != nil {
+			return err
+		}
+	}
 	ln, err := net.Listen("tcp", s.opts.Addr)
 	if err != nil {
+		s.closeDBs()
 		return err
 	}
 	s.ln = ln
-	s.started = time.Now()
 	s.wg.Add(1)
 	go s.acceptLoop()
+	if s.durable {
+		s.wg.Add(1)
+		go s.persist.cron()
+	}
 	return nil
+}
+
+// openDBs opens the durable DB of each database, or none.
+func (s *Server) openDBs() error {
+	// The server takes the automatic snapshots itself (see persistence).
+	opts := append(append([]xstream.Option(nil), s.dbOpts...), xstream.WithSync(s.opts.AppendFsync), xstream.WithAutoSnapshot(-1))
+	for i := range s.dbs {
+		dir := filepath.Join(s.opts.Dir, strconv.Itoa(i))
+		db, err := xstream.Open(dir, opts...)
+		if err != nil {
+			s.closeDBs()
+			if errors.Is(err, xstream.ErrLocked) {
+				return fmt.Errorf("xstream server: database %d: another server or process has it open: %w", i, err)
+			}
+			return fmt.Errorf("xstream server: database %d (%s): %w", i, dir, err)
+		}
+		s.dbs[i] = db
+		s.loaded += int64(db.Len())
+	}
+	return nil
+}
+
+// closeDBs closes the durable DBs that are open, which writes and syncs
+// their logs, and returns their errors.
+func (s *Server) closeDBs() error {
+	if !s.durable {
+		return nil
+	}
+	var errs []error
+	for i, db := range s.dbs {
+		if db == nil {
+			continue
+		}
+		if err := db.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("xstream server: closing database %d: %w", i, err))
+		}
+		s.dbs[i] = nil
+	}
+	return errors.Join(errs...)
 }
 
 // Addr returns the address the server listens on, as "host:port".
 func (s *Server) Addr() string { return s.ln.Addr().String() }
 
 // DB returns database i (0..15), for a test that wants to look at or
-// prepare the streams directly.
+// prepare the streams directly. A durable server's DBs exist from Start
+// to Close: DB returns nil before Start and after Close. Changes made
+// through it reach the log as the DB's sync policy says (DB.Flush writes
+// them to the OS at once).
 func (s *Server) DB(i int) *xstream.DB { return s.dbs[i] }
 
 func (s *Server) acceptLoop() {
@@ -159,7 +250,10 @@ func (s *Server) acceptLoop() {
 // and reading new commands, ends blocked reads (they reply as if their
 // timeout had passed), lets the commands already received finish and
 // their replies be written, and closes every connection. If ctx ends
-// first, it closes the connections at once and returns ctx.Err().
+// first, it closes the connections at once. A durable server then lets a
+// background save finish the database it is at (it skips the others) and
+// closes every DB, which writes and syncs its log. Shutdown returns
+// ctx.Err() if ctx ended first, else the errors of closing the DBs.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
 	if s.closing {
@@ -180,9 +274,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		s.wg.Wait()
 		close(done)
 	}()
+	var err error
 	select {
 	case <-done:
-		return nil
 	case <-ctx.Done():
 		s.mu.Lock()
 		for c := range s.conns {
@@ -190,8 +284,13 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		}
 		s.mu.Unlock()
 		<-done
-		return ctx.Err()
+		err = ctx.Err()
 	}
+	s.closeErr = s.closeDBs()
+	if err != nil {
+		return err
+	}
+	return s.closeErr
 }
 
 // closeGrace is how long Close lets in-flight commands finish.
@@ -199,14 +298,15 @@ const closeGrace = 5 * time.Second
 
 // Close shuts the server down as Shutdown does, giving in-flight commands
 // up to five seconds; then it closes the connections still open, so a
-// client that does not read its replies cannot hold it up.
+// client that does not read its replies cannot hold it up. It returns the
+// errors of closing the durable DBs.
 func (s *Server) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), closeGrace)
 	defer cancel()
-	if err := s.Shutdown(ctx); err != nil && err != context.DeadlineExceeded {
+	if err := s.Shutdown(ctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
-	return nil
+	return s.closeErr
 }
 
 // now reads the streams' clock.

@@ -2,9 +2,35 @@
 //
 //	cd server && go install ./cmd/xstream-server
 //	xstream-server -addr 127.0.0.1:6379 -requirepass secret
+//	xstream-server -dir /var/lib/xstream -appendfsync everysec
 //
-// It listens on 127.0.0.1 unless told otherwise, keeps everything in
-// memory, and shuts down gracefully on SIGINT or SIGTERM.
+// It listens on 127.0.0.1 unless told otherwise and shuts down gracefully
+// on SIGINT or SIGTERM. Without -dir it keeps everything in memory; with
+// -dir it keeps database i (SELECT i, 0..15) in the directory DIR/i, loads
+// them at start, and closes them at shutdown, which syncs their logs.
+//
+// Flags:
+//
+//	-addr ADDR               address to listen on (127.0.0.1:6379)
+//	-requirepass PASS        password clients must give with AUTH (none)
+//	-dir DIR                 keep the databases in DIR (default: in memory)
+//	-appendfsync POLICY      always, everysec or no: when the log reaches
+//	                         the disk, as Redis's appendfsync (everysec)
+//	-max-request-bytes N     largest request in bytes (512 MiB)
+//	-max-args N              most arguments of one command (1,048,576)
+//	-max-reply-bytes N       largest reply in bytes (256 MiB)
+//	-max-multi-bytes N       most memory one MULTI may queue (64 MiB)
+//	-max-clients N           most clients connected at once (10,000)
+//	-shutdown-timeout D      how long a shutdown waits for in-flight
+//	                         commands (10s)
+//
+// Under every -appendfsync policy the server writes the log of the
+// commands it ran to the OS before it replies to them, so a crash of the
+// server process (kill -9 included) loses nothing it acknowledged. With
+// everysec the log is fdatasynced once a second, so a crash of the OS or
+// a power loss can lose about the last second; with always each change is
+// on disk before its reply; with no the OS decides when it reaches the
+// disk.
 package main
 
 import (
@@ -16,6 +42,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/xstreamgo/xstream"
 	"github.com/xstreamgo/xstream/server"
 )
 
@@ -28,13 +55,35 @@ func main() {
 	flag.IntVar(&opts.MaxReplyBytes, "max-reply-bytes", 256<<20, "largest reply in bytes")
 	flag.IntVar(&opts.MaxMultiBytes, "max-multi-bytes", 64<<20, "most memory the commands queued in one MULTI may hold, in bytes")
 	flag.IntVar(&opts.MaxClients, "max-clients", 10000, "most clients connected at once")
+	flag.StringVar(&opts.Dir, "dir", "", "keep the databases in this directory, database i in DIR/i (default: in memory only)")
+	fsync := flag.String("appendfsync", "everysec", "when the log reaches the disk with -dir: always, everysec or no")
 	grace := flag.Duration("shutdown-timeout", 10*time.Second, "how long a shutdown waits for in-flight commands")
 	flag.Parse()
+	if flag.NArg() > 0 {
+		fmt.Fprintf(os.Stderr, "xstream-server: unexpected argument %q\n", flag.Arg(0))
+		os.Exit(2)
+	}
+	switch *fsync {
+	case "always":
+		opts.AppendFsync = xstream.SyncAlways
+	case "everysec":
+		opts.AppendFsync = xstream.SyncEverySecond
+	case "no":
+		opts.AppendFsync = xstream.SyncNo
+	default:
+		fmt.Fprintf(os.Stderr, "xstream-server: -appendfsync %q: want always, everysec or no\n", *fsync)
+		os.Exit(2)
+	}
 
 	srv := server.New(opts)
 	if err := srv.Start(); err != nil {
 		fmt.Fprintln(os.Stderr, "xstream-server:", err)
 		os.Exit(1)
+	}
+	if opts.Dir != "" {
+		fmt.Fprintf(os.Stderr, "xstream-server: databases in %s (appendfsync %s)\n", opts.Dir, opts.AppendFsync)
+	} else {
+		fmt.Fprintln(os.Stderr, "xstream-server: databases in memory only")
 	}
 	fmt.Fprintln(os.Stderr, "xstream-server: listening on", srv.Addr())
 	sig := make(chan os.Signal, 1)
