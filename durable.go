@@ -187,6 +187,7 @@ func openLocked(dir string, cfg config, lock *wal.DirLock) (*DB, error) {
 	d.lastSave.Store(time.Now().Unix())
 	d.j = newJournal(cfg.sync, seg, next, logSize, func() { db.autoSnapshot() })
 	r.attach(d.j)
+	d.j.start()
 	return db, nil
 }
 

@@ -95,9 +95,10 @@ type journal struct {
 	wg   sync.WaitGroup
 }
 
-// newJournal starts a journal whose next record has LSN next, written to
+// newJournal makes a journal whose next record has LSN next, written to
 // seg, which holds logSize bytes of log since the last snapshot; onTick,
-// if not nil, runs each second after the background write.
+// if not nil, runs each second after the background write once start
+// has started it.
 func newJournal(policy SyncPolicy, seg *wal.Segment, next uint64, logSize int64, onTick func()) *journal {
 	j := &journal{
 		policy: policy, seg: seg, next: next, segBytes: seg.Size(), onTick: onTick,
@@ -107,9 +108,13 @@ func newJournal(policy SyncPolicy, seg *wal.Segment, next uint64, logSize int64,
 	j.synced.Store(next)
 	j.nextObj.Store(1)
 	j.logSize.Store(logSize)
+	return j
+}
+
+// start starts the background writer.
+func (j *journal) start() {
 	j.wg.Add(1)
 	go j.background()
-	return j
 }
 
 // commit frames the record rec, gives it the next LSN and buffers it. It
