@@ -116,6 +116,10 @@ func (s *Stream) deliverLocked(g *group, c *consumer, id ID, entriesRead, now in
 	if c == nil {
 		return
 	}
+	if _, added := g.pel.Insert(sid(id), nack{deliveryMs: now, count: 1, owner: c.num}); added {
+		c.pel.Insert(sid(id), struct{}{}) // the usual case, kept short: a new pending entry
+		return
+	}
 	s.setPendingLocked(g, id, c, now, 1)
 }
 

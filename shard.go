@@ -290,7 +290,8 @@ func (sh *shard) add(fields []Field) (ID, bool, error) {
 	if !ok {
 		return ID{}, true, s.exhausted()
 	}
-	s.addEntryLocked(id, fields, nil)
+	s.appendLocked(id, fields)
+	s.notifyLocked()
 	return id, true, nil
 }
 

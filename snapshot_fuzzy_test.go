@@ -54,7 +54,7 @@ func crashDuringFuzzySnapshot(t *testing.T) (lostA, keptB bool) {
 	_, err = db.Add("a", AddArgs{ID: "2-1"}, Fields("n", "2")...) // after a's copy
 	require.NoError(t, err)
 	// b's add, made while the test holds b's lock as Add would hold it.
-	b.addEntryLocked(ID{3, 1}, Fields("n", "3"), nil)
+	b.appendLocked(ID{3, 1}, Fields("n", "3"))
 	b.unlock()
 	require.NoError(t, <-done)
 

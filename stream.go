@@ -211,8 +211,19 @@ func (s *Stream) add(args AddArgs, fields []Field, inDB bool) (ID, error) {
 		s.mu.Unlock()
 		return ID{}, s.exhausted()
 	}
-	s.addEntryLocked(id, fields, trim)
-	s.unlock() // no defer: Add is the hottest path
+	// The last step of every add (here and in a shard's add): append,
+	// trim, serve blocked readers. Written out, with no defer, as Add is
+	// the hottest path.
+	s.appendLocked(id, fields)
+	if trim != nil && trim.strategy != TrimNone {
+		s.trimLocked(*trim)
+	}
+	s.notifyLocked()
+	if s.log != nil {
+		s.unlockLogged()
+	} else {
+		s.mu.Unlock()
+	}
 	return id, nil
 }
 
@@ -252,17 +263,6 @@ func (s *Stream) autoIDLocked(nowMs uint64) (id ID, ok bool) {
 // exhausted returns the ErrStreamExhausted error of s.
 func (s *Stream) exhausted() error {
 	return errorf(ErrStreamExhausted, "%slast ID is %s", s.namePrefix(), MaxID)
-}
-
-// addEntryLocked is the last step of every add (Stream.Add, DB.Add, a
-// sharded stream's Put): it appends the entry, whose ID is above the last
-// one, trims when trim is not nil, and serves blocked readers.
-func (s *Stream) addEntryLocked(id ID, fields []Field, trim *trimSpec) {
-	s.appendLocked(id, fields)
-	if trim != nil && trim.strategy != TrimNone {
-		s.trimLocked(*trim)
-	}
-	s.notifyLocked()
 }
 
 // namePrefix returns "name: " for messages, or "" for a stream without a
