@@ -103,6 +103,14 @@ func (s *Stream) groupLocked(name string) (*group, error) {
 	return nil, s.noGroup(name)
 }
 
+// hasGroup reports whether the stream has the group called name.
+func (s *Stream) hasGroup(name string) bool {
+	s.mu.RLock()
+	defer s.runlock()
+	_, err := s.groupLocked(name)
+	return err == nil
+}
+
 func (s *Stream) nowMs() int64 { return s.cfg.clock().UnixMilli() }
 
 // parseGroupStart parses the ID of CreateGroup and SetGroupID: "$" (the
