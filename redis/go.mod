@@ -1,0 +1,24 @@
+module github.com/xstreamgo/xstream/redis
+
+go 1.25.0
+
+replace (
+	github.com/xstreamgo/xstream => ../
+	github.com/xstreamgo/xstream/server => ../server
+)
+
+require (
+	github.com/redis/rueidis v1.0.79
+	github.com/stretchr/testify v1.12.1
+	github.com/xstreamgo/xstream v0.0.0-00010101000000-000000000000
+	github.com/xstreamgo/xstream/server v0.0.0-00010101000000-000000000000
+)
+
+require (
+	github.com/armon/go-radix v1.0.0 // indirect
+	github.com/tidwall/btree v1.1.0 // indirect
+	github.com/tidwall/match v1.1.1 // indirect
+	github.com/tidwall/redcon v1.6.4 // indirect
+	go.yaml.in/yaml/v3 v3.0.5 // indirect
+	golang.org/x/sys v0.47.0 // indirect
+)

@@ -1,0 +1,312 @@
+package xredis_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/rueidis"
+	xredis "github.com/xstreamgo/xstream/redis"
+	"github.com/xstreamgo/xstream/server"
+)
+
+// The servers the tests run against, started once for the package (the
+// first test that needs one starts it) and stopped by their process IDs
+// when the tests end:
+//
+//   - "redis": a standalone redis-server on a free loopback port;
+//   - "cluster": a Redis Cluster of three masters on loopback, made with
+//     redis-cli --cluster create;
+//   - "xstream": xstream's own server (module server), in this process.
+//
+// Without redis-server on PATH the first two are skipped. Each test keeps
+// to keys of its own (see keys), so tests share the servers without
+// flushing them.
+
+var (
+	serversMu sync.Mutex
+	servers   = map[string]*testServer{}
+	stops     []func()
+	scratch   string // a directory for the servers' files
+)
+
+type testServer struct {
+	addrs []string
+	err   error // why it could not start; a skip when errNoRedis
+}
+
+var errNoRedis = errors.New("redis-server is not installed")
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	serversMu.Lock()
+	for i := len(stops) - 1; i >= 0; i-- {
+		stops[i]()
+	}
+	serversMu.Unlock()
+	if scratch != "" {
+		os.RemoveAll(scratch)
+	}
+	os.Exit(code)
+}
+
+// kinds are the servers every engine test runs against.
+var kinds = []string{"redis", "cluster", "xstream"}
+
+// serverAddrs returns the addresses of the server of the given kind,
+// starting it if needed; it skips the test when the kind cannot run here.
+func serverAddrs(t testing.TB, kind string) []string {
+	t.Helper()
+	serversMu.Lock()
+	s, ok := servers[kind]
+	if !ok {
+		s = &testServer{}
+		s.addrs, s.err = startServer(kind)
+		servers[kind] = s
+	}
+	serversMu.Unlock()
+	if errors.Is(s.err, errNoRedis) {
+		t.Skip(s.err)
+	}
+	if s.err != nil {
+		t.Fatalf("starting %s: %v", kind, s.err)
+	}
+	return s.addrs
+}
+
+func startServer(kind string) ([]string, error) {
+	if scratch == "" {
+		dir, err := os.MkdirTemp("", "xredis-test-")
+		if err != nil {
+			return nil, err
+		}
+		scratch = dir
+	}
+	switch kind {
+	case "xstream":
+		srv := server.New(server.Options{})
+		if err := srv.Start(); err != nil {
+			return nil, err
+		}
+		stops = append(stops, func() { srv.Close() })
+		return []string{srv.Addr()}, nil
+	case "redis":
+		path, err := exec.LookPath("redis-server")
+		if err != nil {
+			return nil, errNoRedis
+		}
+		port, err := freePort()
+		if err != nil {
+			return nil, err
+		}
+		if err := startRedis(path, port); err != nil {
+			return nil, err
+		}
+		return []string{"127.0.0.1:" + strconv.Itoa(port)}, nil
+	case "cluster":
+		path, err := exec.LookPath("redis-server")
+		if err != nil {
+			return nil, errNoRedis
+		}
+		return startCluster(path, 3)
+	}
+	return nil, fmt.Errorf("unknown server kind %q", kind)
+}
+
+func freePort() (int, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port, nil
+}
+
+func portFree(p int) bool {
+	ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p))
+	if err != nil {
+		return false
+	}
+	ln.Close()
+	return true
+}
+
+// startRedis runs redis-server on port with persistence off, its output
+// in a log file of scratch, and returns once it accepts connections. The
+// server is stopped by its process ID at the end of the tests.
+func startRedis(path string, port int, extra ...string) error {
+	p := strconv.Itoa(port)
+	logPath := filepath.Join(scratch, "redis-"+p+".log")
+	args := append([]string{"--port", p, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+		"--daemonize", "no", "--logfile", logPath, "--dir", scratch}, extra...)
+	cmd := exec.Command(path, args...)
+	cmd.Dir = scratch
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	stops = append(stops, func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if c, err := net.DialTimeout("tcp", "127.0.0.1:"+p, time.Second); err == nil {
+			c.Close()
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("redis-server on port %s did not start in 20s; its log:\n%s", p, tail(logPath))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func tail(path string) string {
+	b, _ := os.ReadFile(path)
+	if len(b) > 4000 {
+		b = b[len(b)-4000:]
+	}
+	return string(b)
+}
+
+// startCluster runs n redis-server nodes in cluster mode on ports P..P+n-1
+// whose cluster bus ports (P+10000 on) are free too and below the
+// ephemeral range, makes them a cluster of masters, and waits until every
+// node reports cluster_state:ok.
+func startCluster(path string, n int) ([]string, error) {
+	base := 0
+	for try := 0; try < 50 && base == 0; try++ {
+		p := 12000 + rand.IntN(8000)
+		ok := true
+		for i := range n {
+			ok = ok && portFree(p+i) && portFree(p+i+10000)
+		}
+		if ok {
+			base = p
+		}
+	}
+	if base == 0 {
+		return nil, errors.New("no free ports for a cluster")
+	}
+	var addrs, logs []string
+	for i := range n {
+		p := strconv.Itoa(base + i)
+		if err := startRedis(path, base+i, "--cluster-enabled", "yes",
+			"--cluster-config-file", filepath.Join(scratch, "nodes-"+p+".conf"),
+			"--cluster-node-timeout", "5000"); err != nil {
+			return nil, err
+		}
+		addrs = append(addrs, "127.0.0.1:"+p)
+		logs = append(logs, filepath.Join(scratch, "redis-"+p+".log"))
+	}
+	nodeLogs := func() string {
+		var b strings.Builder
+		for _, l := range logs {
+			fmt.Fprintf(&b, "--- %s\n%s\n", l, tail(l))
+		}
+		return b.String()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	args := append(append([]string{"--cluster", "create"}, addrs...), "--cluster-replicas", "0", "--cluster-yes")
+	if out, err := exec.CommandContext(ctx, "redis-cli", args...).CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("redis-cli --cluster create: %v\n%s\n%s", err, out, nodeLogs())
+	}
+	for _, a := range addrs {
+		_, port, _ := net.SplitHostPort(a)
+		for {
+			out, _ := exec.CommandContext(ctx, "redis-cli", "-p", port, "cluster", "info").Output()
+			if bytes.Contains(out, []byte("cluster_state:ok")) {
+				break
+			}
+			if ctx.Err() != nil {
+				return nil, fmt.Errorf("node %s: no cluster_state:ok in 60s:\n%s\n%s", a, out, nodeLogs())
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	// Every node must also know every slot's owner.
+	for _, a := range addrs {
+		_, port, _ := net.SplitHostPort(a)
+		for {
+			out, _ := exec.CommandContext(ctx, "redis-cli", "-p", port, "cluster", "shards").Output()
+			if c := bytes.Count(out, []byte("master")); c >= n {
+				break
+			}
+			if ctx.Err() != nil {
+				return nil, fmt.Errorf("node %s does not see %d masters:\n%s", a, n, nodeLogs())
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	return addrs, nil
+}
+
+// newEngine returns an engine on the server of the given kind, closed at
+// the end of the test.
+func newEngine(t testing.TB, kind string, opts ...xredis.Option) xredis.Engine {
+	return newEngineWith(t, kind, rueidis.ClientOption{}, opts...)
+}
+
+func newEngineWith(t testing.TB, kind string, opt rueidis.ClientOption, opts ...xredis.Option) xredis.Engine {
+	t.Helper()
+	opt.InitAddress = serverAddrs(t, kind)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	e, err := xredis.New(ctx, opt, opts...)
+	if err != nil {
+		t.Fatalf("xredis.New(%s): %v", kind, err)
+	}
+	t.Cleanup(func() { e.Close() })
+	return e
+}
+
+// eachKind runs fn as a subtest on each kind of server.
+func eachKind(t *testing.T, fn func(t *testing.T, kind string, e xredis.Engine)) {
+	for _, kind := range kinds {
+		t.Run(kind, func(t *testing.T) {
+			fn(t, kind, newEngine(t, kind))
+		})
+	}
+}
+
+var keySeq atomic.Int64
+
+// keys returns a function that names the keys of one test: a prefix of
+// their own, so that tests share servers. In a cluster, names with
+// different tags land in different slots; tag puts a name in a slot
+// chosen by the tag.
+func keys(t testing.TB) func(name string) string {
+	prefix := fmt.Sprintf("%s#%d:", t.Name(), keySeq.Add(1))
+	return func(name string) string { return prefix + name }
+}
+
+// tagged names a key of the hash tag tag.
+func tagged(t testing.TB) func(tag, name string) string {
+	prefix := fmt.Sprintf("%s#%d:", t.Name(), keySeq.Add(1))
+	return func(tag, name string) string { return "{" + prefix + tag + "}" + name }
+}
+
+func bg() context.Context { return context.Background() }
+
+func must[T any](t testing.TB) func(v T, err error) T {
+	return func(v T, err error) T {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+}
