@@ -101,15 +101,15 @@ type exactWaiter struct {
 	cmd  blockCmd
 	dc   rueidis.DedicatedClient
 	put  func() // puts dc back in the pool
-	id   int64 // the connection's client ID; -1 if unknown
+	id   int64  // the connection's client ID; -1 if unknown
 	done chan struct{}
 
 	mu       sync.Mutex
 	stopped  bool
 	inflight bool // a blocking command is on the connection
 
-	m      *rueidis.RedisMessage
-	err    error
+	m         *rueidis.RedisMessage
+	err       error
 	closed    bool // the connection's state is not known: close it
 	closeOnce sync.Once
 }
@@ -290,5 +290,19 @@ func (w *exactWaiter) release() {
 		w.closeOnce.Do(w.dc.Close)
 	} else {
 		w.put()
+	}
+}
+
+// graceCtx returns a context that ends unblockGrace after ctx does: for
+// a command with effects that was sent, so that its reply is read.
+func graceCtx(ctx context.Context) (context.Context, func()) {
+	c, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, func() {
+		t := time.AfterFunc(unblockGrace, cancel)
+		context.AfterFunc(c, func() { t.Stop() })
+	})
+	return c, func() {
+		stop()
+		cancel()
 	}
 }

@@ -80,6 +80,15 @@ func (b *base) groupErr(ctx context.Context, err error, group string, streams ..
 	if !noSuchKeyOrGroup(err) {
 		return mapErr(err)
 	}
+	// The error names the first stream that failed: look at that one.
+	var re *rueidis.RedisError
+	errors.As(err, &re)
+	for _, s := range streams {
+		if strings.HasPrefix(re.Error(), "NOGROUP No such key '"+s+"' or consumer group '"+group+"'") {
+			streams = []string{s}
+			break
+		}
+	}
 	if missing, ok := b.missingStream(ctx, streams); ok {
 		return fmt.Errorf("xredis: %w: %w: no stream %q for group %q", xstream.ErrNoGroup, xstream.ErrNoStream, missing, group)
 	}

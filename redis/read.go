@@ -391,7 +391,15 @@ func (b *base) ReadGroup(ctx context.Context, group, consumer string, args xstre
 	got := make([][]xstream.Entry, len(pos))
 	seen := make([]bool, len(pos))
 	var firstErr error
-	for k, r := range b.c.DoMulti(ctx, cmds...) {
+	// Once sent, an XREADGROUP delivers whether or not its reply is read:
+	// its reply is waited for a while after ctx is done, so that what it
+	// delivered is returned.
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	sendCtx, done := graceCtx(ctx)
+	defer done()
+	for k, r := range b.c.DoMulti(sendCtx, cmds...) {
 		m, err := r.ToMessage()
 		if err != nil && !rueidis.IsRedisNil(err) {
 			if firstErr == nil {

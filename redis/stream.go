@@ -180,8 +180,9 @@ func optEntry(m *rueidis.RedisMessage) (*xstream.Entry, error) {
 
 // InfoFull sends XINFO STREAM FULL COUNT count, with an XREVRANGE for the
 // last entry (FULL lists the first count entries only) and TIME, so that
-// idle times are the server's: the three go to the stream's node in one
-// round trip, but are not one atomic step.
+// idle times, which FULL gives as times, are measured on the server's
+// clock: the three go to the stream's node in one round trip, but are not
+// one atomic step.
 func (b *base) InfoFull(ctx context.Context, stream string, count int) (xstream.StreamInfo, error) {
 	if err := checkCount(count); err != nil {
 		return xstream.StreamInfo{}, b.orNoStream(ctx, stream, err)
@@ -191,7 +192,7 @@ func (b *base) InfoFull(ctx context.Context, stream string, count int) (xstream.
 		b.c.B().Arbitrary("XREVRANGE").Keys(stream).Args("+", "-", "COUNT", "1").ReadOnly(),
 		b.c.B().Arbitrary("TIME").ReadOnly(),
 	)
-	for _, r := range res {
+	for _, r := range res[:2] {
 		if err := r.Error(); err != nil {
 			return xstream.StreamInfo{}, mapErr(err)
 		}
@@ -230,8 +231,14 @@ func (b *base) InfoFull(ctx context.Context, stream string, count int) (xstream.
 	return si, f.err
 }
 
-// serverTime decodes the reply to TIME, in Unix milliseconds.
+// serverTime decodes the reply to TIME, in Unix milliseconds; a server
+// without TIME (xstream's) shares the client's clock.
 func serverTime(r rueidis.RedisResult) (int64, error) {
+	if err := r.Error(); isRedisErr(err) {
+		return time.Now().UnixMilli(), nil
+	} else if err != nil {
+		return 0, err
+	}
 	parts, err := r.AsIntSlice()
 	if err != nil || len(parts) != 2 {
 		m, _ := r.ToMessage()
