@@ -98,10 +98,10 @@ func errClass(err error) string {
 }
 
 func (d *differ) pick(xs ...string) string { return xs[d.g.IntN(len(xs))] }
-func (d *differ) n(k int) int               { return d.g.IntN(k) }
-func (d *differ) key() string               { return d.keys[[]int{0, 0, 1, 2}[d.n(4)]] }
-func (d *differ) group() string             { return d.pick("g1", "g1", "g2", "g3") }
-func (d *differ) consumer() string          { return d.pick("c1", "c2", "c3") }
+func (d *differ) n(k int) int              { return d.g.IntN(k) }
+func (d *differ) key() string              { return d.keys[[]int{0, 0, 1, 2}[d.n(4)]] }
+func (d *differ) group() string            { return d.pick("g1", "g1", "g2", "g3") }
+func (d *differ) consumer() string         { return d.pick("c1", "c2", "c3") }
 
 // id returns an ID near the stream's IDs, sometimes in a bare or bad form.
 func (d *differ) id(key string) string {
@@ -257,7 +257,9 @@ func (d *differ) step() {
 		case 0:
 			id := d.pick("$", "0", d.id(key))
 			name = fmt.Sprintf("SetGroupID %s %s %s", key, group, id)
-			run = func(e xstream.Engine) (any, error) { return nil, e.SetGroupID(bg(), key, group, id, xstream.GroupOptions{}) }
+			run = func(e xstream.Engine) (any, error) {
+				return nil, e.SetGroupID(bg(), key, group, id, xstream.GroupOptions{})
+			}
 		case 1:
 			name = fmt.Sprintf("DestroyGroup %s %s", key, group)
 			run = func(e xstream.Engine) (any, error) { return e.DestroyGroup(bg(), key, group) }
