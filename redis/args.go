@@ -35,18 +35,16 @@ func checkDuration(name string, d time.Duration) error {
 	return nil
 }
 
-// parseIDs parses entry IDs ("ms-seq" or "ms") and returns them in full
-// ("ms-seq") as Redis reads them.
+// parseIDs checks entry IDs ("ms-seq" or "ms", decimal digits only, as
+// the core parses them) and returns them to be sent as they are: Redis
+// reads such an ID as the core does, a bare ms as ms-0.
 func parseIDs(ids []string) ([]string, error) {
-	out := make([]string, len(ids))
-	for i, s := range ids {
-		id, err := xstream.ParseID(s)
-		if err != nil {
+	for _, s := range ids {
+		if _, err := xstream.ParseID(s); err != nil {
 			return nil, err
 		}
-		out[i] = id.String()
 	}
-	return out, nil
+	return ids, nil
 }
 
 // parseBound parses a range bound as the core does: "-", "+", an ID, a
@@ -84,6 +82,26 @@ func parseBound(s string, isEnd bool) (xstream.ID, error) {
 	return id, nil
 }
 
+// rangeArgs parses start and end as the core does and returns them as
+// Redis reads them the same way: "-", "+" and IDs (a bare ms is ms-0 as a
+// start and the last ID of ms as an end for Redis too) as they are, an
+// exclusive bound as the inclusive ID next to it. empty is true when no ID
+// lies between them.
+func rangeArgs(start, end string) (from, to string, empty bool, err error) {
+	lo, hi, empty, err := parseRange(start, end)
+	if err != nil || empty {
+		return "", "", empty, err
+	}
+	from, to = start, end
+	if strings.HasPrefix(start, "(") {
+		from = lo.String()
+	}
+	if strings.HasPrefix(end, "(") {
+		to = hi.String()
+	}
+	return from, to, false, nil
+}
+
 // parseRange parses start and end into inclusive bounds; empty is true
 // when no ID lies between them.
 func parseRange(start, end string) (lo, hi xstream.ID, empty bool, err error) {
@@ -112,7 +130,7 @@ func addID(s string) (string, error) {
 	if id.IsZero() {
 		return "", errorf(xstream.ErrZeroID, "got %q", s)
 	}
-	return id.String(), nil
+	return s, nil
 }
 
 // isDigits reports whether s is a decimal uint64, as the core parses it.
@@ -158,15 +176,14 @@ func (b *base) trimArgs(t xstream.TrimArgs) ([]string, error) {
 		if t.MaxLen != 0 {
 			return nil, errorf(xstream.ErrTrimConflict, "MaxLen and MinID given together (MaxLen %d)", t.MaxLen)
 		}
-		id, err := xstream.ParseID(t.MinID)
-		if err != nil {
+		if _, err := xstream.ParseID(t.MinID); err != nil {
 			return nil, err
 		}
 		out = append(out, "MINID")
 		if t.Approx {
 			out = append(out, "~")
 		}
-		out = append(out, id.String())
+		out = append(out, t.MinID)
 	default:
 		return nil, errorf(xstream.ErrInvalidArgument, "unknown trim strategy %d", t.Strategy)
 	}
@@ -213,11 +230,10 @@ func groupStart(s string) (string, error) {
 	if s == "$" {
 		return s, nil
 	}
-	id, err := xstream.ParseID(s)
-	if err != nil {
+	if _, err := xstream.ParseID(s); err != nil {
 		return "", err
 	}
-	return id.String(), nil
+	return s, nil
 }
 
 func entriesRead(o xstream.GroupOptions) ([]string, error) {

@@ -139,9 +139,12 @@ func (b *base) pendingCmd(stream, group string, args xstream.PendingArgs) (rueid
 	if end == "" {
 		end = "+"
 	}
-	lo, hi, _, err := parseRange(start, end)
+	from, to, empty, err := rangeArgs(start, end)
 	if err != nil {
 		return rueidis.Completed{}, err
+	}
+	if empty {
+		from, to = "+", "-" // no ID: Redis still checks the group
 	}
 	cmd := b.c.B().Arbitrary("XPENDING").Keys(stream).Args(group)
 	if idle := args.MinIdle.Milliseconds(); idle > 0 {
@@ -151,7 +154,7 @@ func (b *base) pendingCmd(stream, group string, args xstream.PendingArgs) (rueid
 	if count == 0 {
 		count = math.MaxInt64
 	}
-	cmd = cmd.Args(lo.String(), hi.String(), itoa(count))
+	cmd = cmd.Args(from, to, itoa(count))
 	if args.Consumer != "" {
 		cmd = cmd.Args(args.Consumer)
 	}
@@ -233,11 +236,10 @@ func (b *base) claimCmd(stream, group, consumer string, minIdle time.Duration, i
 	}
 	var lastID string
 	if args.LastID != "" {
-		id, err := xstream.ParseID(args.LastID)
-		if err != nil {
+		if _, err := xstream.ParseID(args.LastID); err != nil {
 			return none, err
 		}
-		lastID = id.String()
+		lastID = args.LastID
 	}
 	cmd := b.c.B().Arbitrary("XCLAIM").Keys(stream).Args(group, consumer, itoa(minIdle.Milliseconds())).Args(parsed...)
 	if args.Idle != 0 {

@@ -62,11 +62,10 @@ func parseReadPos(streamsAndIDs []string) ([]readPos, error) {
 		case "+":
 			p.kind = posLast
 		default:
-			id, err := xstream.ParseID(s)
-			if err != nil {
+			if _, err := xstream.ParseID(s); err != nil {
 				return nil, err
 			}
-			p.after = id.String()
+			p.after = s
 		}
 	}
 	return pos, nil
@@ -90,12 +89,11 @@ func parseGroupPos(streamsAndIDs []string) ([]readPos, error) {
 			if err != nil {
 				return nil, err
 			}
-			p.kind = posHistory
+			p.kind, p.after = posHistory, s
 			if id == xstream.MaxID {
 				id.Seq--
-				p.drop = true
+				p.after, p.drop = id.String(), true
 			}
-			p.after = id.String()
 		}
 	}
 	return pos, nil

@@ -48,7 +48,7 @@ func slot(key string) uint16 {
 // not tell the two apart.
 func slotGroups(keys []string, cluster bool) [][]int {
 	if len(keys) == 1 {
-		return [][]int{{0}}
+		return oneGroup
 	}
 	var groups [][]int
 	var slots []uint16
@@ -73,6 +73,9 @@ func slotGroups(keys []string, cluster bool) [][]int {
 	}
 	return groups
 }
+
+// oneGroup is the groups of one key; read only.
+var oneGroup = [][]int{{0}}
 
 func hasKey(keys []string, group []int, k string) bool {
 	for _, i := range group {

@@ -56,14 +56,23 @@ func (b *base) RevRange(ctx context.Context, stream, end, start string, count in
 }
 
 func (b *base) rangeGeneric(ctx context.Context, cmdName, stream, start, end string, count int) ([]xstream.Entry, error) {
-	if err := checkCount(count); err != nil {
+	cerr := checkCount(count)
+	from, to, empty, err := rangeArgs(start, end)
+	switch {
+	case cerr != nil && err != nil:
+		// The core checks the count first on a stream, the bounds
+		// first without one.
+		if ok, xerr := b.exists(ctx, stream); xerr != nil {
+			return nil, xerr
+		} else if ok {
+			return nil, cerr
+		}
+		return nil, err
+	case cerr != nil:
+		return nil, cerr
+	case err != nil || empty:
 		return nil, err
 	}
-	lo, hi, empty, err := parseRange(start, end)
-	if err != nil || empty {
-		return nil, err
-	}
-	from, to := lo.String(), hi.String()
 	if cmdName == "XREVRANGE" {
 		from, to = to, from
 	}
