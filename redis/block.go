@@ -296,6 +296,9 @@ func (w *exactWaiter) release() {
 // graceCtx returns a context that ends unblockGrace after ctx does: for
 // a command with effects that was sent, so that its reply is read.
 func graceCtx(ctx context.Context) (context.Context, func()) {
+	if ctx.Done() == nil {
+		return ctx, func() {} // never done (and rueidis's fastest path)
+	}
 	c, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	stop := context.AfterFunc(ctx, func() {
 		t := time.AfterFunc(unblockGrace, cancel)

@@ -1,0 +1,139 @@
+// Package xredis is an xstream.Engine on a real Redis, Valkey or Redis
+// Cluster server, or on xstream's own Redis-protocol server (module
+// github.com/xstreamgo/xstream/server): the program written against
+// xstream.Engine for the in-process DB (xstream.Local) runs on it
+// unchanged, differing in one constructor.
+//
+// # A tour
+//
+// Connect with the addresses of a standalone server or of any nodes of a
+// cluster (rueidis, the client underneath, finds the others):
+//
+//	e, err := xredis.Dial(ctx, "127.0.0.1:7000", "127.0.0.1:7001", "127.0.0.1:7002")
+//	if err != nil { ... }
+//	defer e.Close()
+//
+// or with rueidis's options (TLS, a password, a client name, ...):
+//
+//	e, err := xredis.New(ctx, rueidis.ClientOption{InitAddress: addrs, Password: pw})
+//
+// or through a client the program already has, which Close leaves open:
+//
+//	e, err := xredis.NewWithClient(ctx, client)
+//
+// Then use it as any xstream.Engine:
+//
+//	id, err := e.Add(ctx, "orders", xstream.AddArgs{}, xstream.Fields("item", "book")...)
+//	err = e.CreateGroup(ctx, "orders", "billing", "0", xstream.GroupOptions{})
+//	out, err := e.ReadGroup(ctx, "billing", "w1",
+//		xstream.ReadGroupArgs{Count: 10, Block: xstream.BlockForever}, "orders", ">")
+//	n, err := e.Ack(ctx, "orders", "billing", out[0].Entries[0].ID.String())
+//
+// Each call sends the Redis command of the same name (XADD, XRANGE,
+// XREADGROUP, ...; see xstream.Engine) and decodes the reply from its raw
+// arrays, so an entry keeps its fields in order, repeated names included,
+// and its bytes as they were. Concurrent calls share connections:
+// rueidis pipelines them, so 64 goroutines calling at once cost far less
+// than 64 round trips each. Blocking reads run on connections of their
+// own.
+//
+// # Behaving like Local
+//
+// The engine behaves as xstream.Local does wherever the server lets it
+// (a randomized differential test checks that, call by call, against
+// Redis 7.0, a Redis Cluster and xstream's server):
+//
+//   - Arguments that xstream gives a meaning of its own are checked on the
+//     client side and sent in the form Redis reads the same way: a count
+//     of 0 is no limit (Redis's COUNT 0 returns nothing), a negative count
+//     is xstream.ErrInvalidArgument, IDs are decimal digits only, an
+//     approximate trim has no cap unless Limit says so (Redis caps it at
+//     100 nodes' worth), and Range's exclusive bounds are sent as
+//     inclusive IDs.
+//   - Redis's error replies map to the core's sentinels (NOGROUP is
+//     xstream.ErrNoGroup, BUSYGROUP xstream.ErrGroupExists, the XADD ID
+//     errors xstream.ErrZeroID, xstream.ErrIDTooSmall and
+//     xstream.ErrStreamExhausted, "no such key" xstream.ErrNoStream, ...);
+//     the error also wraps the *rueidis.RedisError. A NOGROUP for a
+//     missing stream also matches xstream.ErrNoStream, as in the core.
+//     Other Redis errors (WRONGTYPE, ...) come back as the client's
+//     *rueidis.RedisError; connection and context errors pass through
+//     unwrapped.
+//   - A missing stream behaves as in the core (see xstream.Engine): where
+//     the core looks the stream up before it checks the arguments, the
+//     engine asks the server whether the stream exists, on that error
+//     path only.
+//
+// # Clusters and reads over several streams
+//
+// In a cluster every call on one stream goes to the stream's node, and
+// the client follows MOVED and ASK redirections. Read and ReadGroup over
+// several streams, which Redis answers with CROSSSLOT when the keys lie
+// in different hash slots, send one command per hash slot (in one round
+// trip per node) and merge the replies in the order the streams were
+// given. Keys that share a {hash tag} share a slot.
+//
+// Ordering guarantee: the streams come back in the order given; each
+// stream's entries are in ID order and are what one command read from
+// that stream at one moment. Streams in different slots are read by
+// different commands, so a result does not show them all at one single
+// moment, as a one-command XREAD on a standalone server does, and a
+// blocking read returns as soon as one slot gets entries, with what the
+// others got by then.
+//
+// A ReadGroup over several slots first checks that every stream has the
+// group, so that a missing group fails the call before anything is
+// delivered.
+//
+// # Blocking reads
+//
+// A blocking Read or ReadGroup first looks without blocking. If nothing
+// is there, it blocks on every slot at once, each on a connection of its
+// own, with a BLOCK of at most one slice (DefaultBlockSlice, see
+// WithBlockSlice) in a loop, so that a read that waits long or forever
+// never depends on the server's timeout to end; its context ends it at
+// any time. "$" is resolved once, before the read blocks, to the ID of the
+// stream's last entry, so no entry added between two slices is missed;
+// "+" (the last entry, Redis 7.4) is read with XREVRANGE on every server
+// version.
+//
+// A blocked XREADGROUP that must end (its context is done, or another slot
+// got entries first) is woken with CLIENT UNBLOCK and its reply is read:
+// entries the server delivered meanwhile are returned rather than left
+// pending unseen, as the core returns entries served at the moment the
+// context ends. xstream's server has no CLIENT UNBLOCK; there the
+// connection is closed instead, and such entries stay pending (they can be
+// claimed).
+//
+// # Capabilities and versions
+//
+// New asks the server for its version and for the Redis 8 commands
+// (COMMAND INFO) once, at connect time; Engine.Server tells what it found.
+// The engine is an xstream.DeleteExEngine only on a server with XDELEX and
+// XACKDEL (Redis 8.2, xstream's server), and an xstream.NackEngine only on
+// one with XNACK (Redis 8.8, xstream's server): the core's xstream.Nack,
+// xstream.DeleteEx and xstream.AckDel fail with an error wrapping
+// errors.ErrUnsupported elsewhere, as do trims with the DelRef or Acked
+// policy. Every engine moves dead letters (xstream.DeadLetterEngine), on
+// the client side: XPENDING, XRANGE, XADD to the dead-letter stream, then
+// XACK, at least once, as the core documents.
+//
+// Info, InfoFull, Groups and Consumers read XINFO's fields of Redis 7
+// (length, radix-tree-keys, last-generated-id, max-deleted-entry-id,
+// entries-added, recorded-first-entry-id, entries-read, lag, ...) and of
+// Redis 7.2 (a consumer's inactive and active-time). A field the server
+// does not give stays zero: on Redis 7.0, ConsumerInfo.InactiveKnown is
+// false and ConsumerDetail.ActiveTime is zero; on a server older than
+// Redis 7 (not tested here), the counters of Redis 7 would be zero and a
+// group's entries-read and lag unknown.
+// StreamInfo.RadixTreeKeys is Redis's count of listpack nodes. Idle
+// times of InfoFull are measured on the server's clock (TIME).
+//
+// Behaviour of the server that the engine does not change: Redis 7.0's
+// XCLAIM and XAUTOCLAIM create their consumer only when they claim
+// something (the core and Redis 7.2 always do), Redis 7.0's entries-read
+// and lag of a group the stream was trimmed past differ from 7.2's (the
+// core follows 7.2), and Redis 7.0's XSETID accepts an ID below an entry
+// deleted from the end of the stream (the core refuses it). Remove
+// deletes keys of any type, as DEL does.
+package xredis
