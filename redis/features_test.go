@@ -27,6 +27,9 @@ func TestServerInfo(t *testing.T) {
 			require.Equal(t, "xstream", info.Name)
 			require.True(t, info.DeleteEx)
 			require.True(t, info.Nack)
+		case "valkey":
+			require.Equal(t, "valkey", info.Name)
+			require.NotContains(t, info.Version, "7.2.4", "Valkey's own version, not the Redis version it reports")
 		default:
 			require.Equal(t, "redis", info.Name)
 			require.NotEmpty(t, info.Version)

@@ -183,9 +183,9 @@ func TestBlockingCancel(t *testing.T) {
 // that serve them and against their end (a context done, or another
 // slot's entries first): every entry the server delivered is returned by
 // the read, none is left pending unseen. It needs CLIENT UNBLOCK, which
-// xstream's server lacks.
+// xstream's server lacks (there the connection is closed).
 func TestReadGroupNothingLost(t *testing.T) {
-	for _, kind := range []string{"redis", "cluster"} {
+	for _, kind := range []string{"redis", "cluster", "valkey"} {
 		t.Run(kind, func(t *testing.T) {
 			e := newEngine(t, kind)
 			ss := crossSlot(t, 2)

@@ -29,9 +29,10 @@ import (
 //   - "redis": a standalone redis-server on a free loopback port;
 //   - "cluster": a Redis Cluster of three masters on loopback, made with
 //     redis-cli --cluster create;
-//   - "xstream": xstream's own server (module server), in this process.
+//   - "xstream": xstream's own server (module server), in this process;
+//   - "valkey": a standalone valkey-server, like "redis".
 //
-// Without redis-server on PATH the first two are skipped. Each test keeps
+// Without redis-server (valkey-server) on PATH those kinds are skipped. Each test keeps
 // to keys of its own (see keys), so tests share the servers without
 // flushing them.
 
@@ -44,10 +45,11 @@ var (
 
 type testServer struct {
 	addrs []string
-	err   error // why it could not start; a skip when errNoRedis
+	err   error // why it could not start; a skip when errNoServer
 }
 
-var errNoRedis = errors.New("redis-server is not installed")
+// errNoServer is why a kind is skipped.
+var errNoServer = errors.New("not installed")
 
 func TestMain(m *testing.M) {
 	code := m.Run()
@@ -63,7 +65,7 @@ func TestMain(m *testing.M) {
 }
 
 // kinds are the servers every engine test runs against.
-var kinds = []string{"redis", "cluster", "xstream"}
+var kinds = []string{"redis", "cluster", "xstream", "valkey"}
 
 // serverAddrs returns the addresses of the server of the given kind,
 // starting it if needed; it skips the test when the kind cannot run here.
@@ -77,7 +79,7 @@ func serverAddrs(t testing.TB, kind string) []string {
 		servers[kind] = s
 	}
 	serversMu.Unlock()
-	if errors.Is(s.err, errNoRedis) {
+	if errors.Is(s.err, errNoServer) {
 		t.Skip(s.err)
 	}
 	if s.err != nil {
@@ -102,10 +104,10 @@ func startServer(kind string) ([]string, error) {
 		}
 		stops = append(stops, func() { srv.Close() })
 		return []string{srv.Addr()}, nil
-	case "redis":
-		path, err := exec.LookPath("redis-server")
+	case "redis", "valkey":
+		path, err := exec.LookPath(kind + "-server")
 		if err != nil {
-			return nil, errNoRedis
+			return nil, fmt.Errorf("%s-server: %w", kind, errNoServer)
 		}
 		port, err := freePort()
 		if err != nil {
@@ -118,7 +120,7 @@ func startServer(kind string) ([]string, error) {
 	case "cluster":
 		path, err := exec.LookPath("redis-server")
 		if err != nil {
-			return nil, errNoRedis
+			return nil, fmt.Errorf("redis-server: %w", errNoServer)
 		}
 		return startCluster(path, 3)
 	}
