@@ -51,6 +51,7 @@ const (
 	kickBytes   = 1 << 20     // buffered log that wakes the background writer early
 	maxBuffered = 64 << 20    // buffered log beyond which a call writes it itself
 	maxSpare    = 16 << 20    // the largest write buffer kept for reuse
+	preallocate = 4 << 20     // zeros written ahead of the log at a time (segment.Preallocate)
 )
 
 // journal is the log of a durable DB: records committed in order (each
@@ -265,6 +266,12 @@ func (j *journal) writeOut(sync bool) error {
 		j.mu.Unlock()
 	}
 	if err == nil && len(buf) > 0 {
+		if j.policy != SyncNo && seg.Room() < int64(len(buf)) {
+			// Zeros ahead of the writes: an fdatasync then has no
+			// file size to record. Best effort: without them the
+			// writes still go through.
+			seg.Preallocate(max(preallocate, int64(len(buf))))
+		}
 		_, err = seg.Write(buf)
 		j.logSize.Add(int64(len(buf)))
 	}
