@@ -256,6 +256,9 @@ func (j *journal) writeOut(sync bool) error {
 		if err == nil {
 			err = seg.Close()
 		}
+		if err == nil {
+			err = rot.SyncCreated()
+		}
 		if err == nil && onRotate != nil {
 			err = onRotate()
 		}
@@ -314,8 +317,9 @@ func (j *journal) flush(sync bool) error {
 }
 
 // rotate makes the records committed from now on go to a new segment,
-// made by create from the LSN of the next record, which it returns. It
-// holds the journal's lock only while create makes the file: the records
+// made by create from the LSN of the next record (unsynced: the writer
+// syncs it), which it returns. It holds the journal's lock only while
+// create makes the file: the records
 // before are written and synced to the old segment by the next writer,
 // which then runs onRotate (to record the new segment in the manifest)
 // before it writes any record to the new one. The caller then calls

@@ -61,6 +61,7 @@ type Segment struct {
 	base  uint64
 	size  int64 // the header and the bytes written
 	alloc int64 // the file's size: size, plus zeros written by Preallocate
+	dir   string
 	err   error // set by a failure that leaves the file in doubt; every later call returns it
 }
 
@@ -69,23 +70,43 @@ type Segment struct {
 // segment survives a crash once CreateSegment returns. On error no file is
 // left behind.
 func CreateSegment(dir string, base uint64) (*Segment, error) {
+	s, err := CreateSegmentUnsynced(dir, base)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.SyncCreated(); err != nil {
+		s.f.Close()
+		os.Remove(s.path)
+		return nil, err
+	}
+	return s, nil
+}
+
+// CreateSegmentUnsynced is CreateSegment without the syncs, for a caller
+// that must not wait for the disk where it creates the segment (a log
+// switching segments under its lock); it calls SyncCreated before the new
+// segment is named anywhere. On error no file is left behind.
+func CreateSegmentUnsynced(dir string, base uint64) (*Segment, error) {
 	path := filepath.Join(dir, SegmentName(base))
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, filePerm)
 	if err != nil {
 		return nil, err
 	}
-	if _, err = f.Write(AppendHeader(nil, KindLog, base)); err == nil {
-		err = f.Sync()
-	}
-	if err == nil {
-		err = SyncDir(dir)
-	}
-	if err != nil {
+	if _, err = f.Write(AppendHeader(nil, KindLog, base)); err != nil {
 		f.Close()
 		os.Remove(path)
 		return nil, err
 	}
-	return &Segment{f: f, path: path, base: base, size: HeaderSize, alloc: HeaderSize}, nil
+	return &Segment{f: f, path: path, base: base, size: HeaderSize, alloc: HeaderSize, dir: dir}, nil
+}
+
+// SyncCreated syncs a segment made by CreateSegmentUnsynced, and its
+// directory, so that it survives a crash.
+func (s *Segment) SyncCreated() error {
+	if err := s.f.Sync(); err != nil {
+		return err
+	}
+	return SyncDir(s.dir)
 }
 
 // OpenSegmentForAppend opens the existing log segment at path for
@@ -132,7 +153,7 @@ func openSegment(f *os.File, path string, size int64) (*Segment, error) {
 			return nil, err
 		}
 	}
-	return &Segment{f: f, path: path, base: h.Base, size: size, alloc: size}, nil
+	return &Segment{f: f, path: path, base: h.Base, size: size, alloc: size, dir: filepath.Dir(path)}, nil
 }
 
 // Write appends p, which should be whole frames (see AppendFrame and
