@@ -52,6 +52,21 @@
 // can lose. Backup and Restore copy a DB. Sharded streams made by
 // DB.CreateShardedStream are durable too.
 //
+// # One API, several engines
+//
+// Engine is the DB-level API as an interface, context first on every
+// call. Local(db) is the in-process engine; the module
+// github.com/xstreamgo/xstream/redis puts the same interface on Redis,
+// Valkey and Redis Cluster, so a program moves by changing one
+// constructor:
+//
+//	var e xstream.Engine = xstream.Local(xstream.NewDB())
+//	id, err := e.Add(ctx, "orders", xstream.AddArgs{}, fields...)
+//
+// Capabilities not every engine has (Nack, DeleteEx and AckDel,
+// MoveDeadLetters) are optional interfaces, reached through the functions
+// of the same names, which fail with errors.ErrUnsupported elsewhere.
+//
 // # Consumer groups
 //
 // A consumer group shares a stream among consumers as Redis's do: each

@@ -51,6 +51,7 @@ const (
 	kickBytes   = 1 << 20     // buffered log that wakes the background writer early
 	maxBuffered = 64 << 20    // buffered log beyond which a call writes it itself
 	maxSpare    = 16 << 20    // the largest write buffer kept for reuse
+	preallocate = 4 << 20     // zeros written ahead of the log at a time (segment.Preallocate)
 )
 
 // journal is the log of a durable DB: records committed in order (each
@@ -255,6 +256,9 @@ func (j *journal) writeOut(sync bool) error {
 		if err == nil {
 			err = seg.Close()
 		}
+		if err == nil {
+			err = rot.SyncCreated()
+		}
 		if err == nil && onRotate != nil {
 			err = onRotate()
 		}
@@ -265,6 +269,12 @@ func (j *journal) writeOut(sync bool) error {
 		j.mu.Unlock()
 	}
 	if err == nil && len(buf) > 0 {
+		if j.policy != SyncNo && seg.Room() < int64(len(buf)) {
+			// Zeros ahead of the writes: an fdatasync then has no
+			// file size to record. Best effort: without them the
+			// writes still go through.
+			seg.Preallocate(max(preallocate, int64(len(buf))))
+		}
 		_, err = seg.Write(buf)
 		j.logSize.Add(int64(len(buf)))
 	}
@@ -307,8 +317,9 @@ func (j *journal) flush(sync bool) error {
 }
 
 // rotate makes the records committed from now on go to a new segment,
-// made by create from the LSN of the next record, which it returns. It
-// holds the journal's lock only while create makes the file: the records
+// made by create from the LSN of the next record (unsynced: the writer
+// syncs it), which it returns. It holds the journal's lock only while
+// create makes the file: the records
 // before are written and synced to the old segment by the next writer,
 // which then runs onRotate (to record the new segment in the manifest)
 // before it writes any record to the new one. The caller then calls

@@ -82,8 +82,7 @@ func (l local) Delete(_ context.Context, stream string, ids ...string) (int64, e
 	if s, ok := l.db.Lookup(stream); ok {
 		return s.Delete(ids...)
 	}
-	_, err := parseIDs(ids)
-	return 0, err
+	return 0, nil // XDEL of a missing key is 0 before the IDs are looked at, as in Redis
 }
 
 func (l local) Trim(_ context.Context, stream string, args TrimArgs) (int64, error) {
@@ -236,13 +235,17 @@ func (l local) DeleteEx(_ context.Context, stream string, policy DeletePolicy, i
 	if s, ok := l.db.Lookup(stream); ok {
 		return s.DeleteEx(policy, ids...)
 	}
+	return notFound(policy, len(ids))
+}
+
+// notFound is the result of XDELEX of a missing key, or XACKDEL of a
+// missing key or group: -1 for each ID, which Redis does not parse then
+// (it checks the policy, which comes with the arguments).
+func notFound(policy DeletePolicy, n int) ([]DeleteResult, error) {
 	if err := policy.check(); err != nil {
 		return nil, err
 	}
-	if _, err := parseIDs(ids); err != nil {
-		return nil, err
-	}
-	out := make([]DeleteResult, len(ids))
+	out := make([]DeleteResult, n)
 	for i := range out {
 		out[i] = DeleteNotFound
 	}
@@ -250,9 +253,9 @@ func (l local) DeleteEx(_ context.Context, stream string, policy DeletePolicy, i
 }
 
 func (l local) AckDel(_ context.Context, stream, group string, policy DeletePolicy, ids ...string) ([]DeleteResult, error) {
-	s, err := l.grouped(stream, group)
-	if err != nil {
-		return nil, err
+	s, ok := l.db.Lookup(stream)
+	if !ok || !s.hasGroup(group) {
+		return notFound(policy, len(ids))
 	}
 	return s.AckDel(group, policy, ids...)
 }

@@ -508,7 +508,7 @@ func (db *DB) snapshotLocked() error {
 	if !empty {
 		base, err = d.j.rotate(func(base uint64) (*wal.Segment, error) {
 			next.Logs = append(append([]string(nil), old.Logs...), wal.SegmentName(base))
-			return wal.CreateSegment(d.dir, base)
+			return wal.CreateSegmentUnsynced(d.dir, base)
 		}, func() error {
 			return wal.WriteManifest(d.dir, next)
 		})

@@ -56,11 +56,13 @@ func parseNumberedName(name, ext string) (uint64, bool) {
 // safe from a crash of the machine only once a Sync after its Write
 // returned nil. A killed process loses nothing that Write accepted.
 type Segment struct {
-	f    *os.File
-	path string
-	base uint64
-	size int64
-	err  error // set by a failure that leaves the file in doubt; every later call returns it
+	f     *os.File
+	path  string
+	base  uint64
+	size  int64 // the header and the bytes written
+	alloc int64 // the file's size: size, plus zeros written by Preallocate
+	dir   string
+	err   error // set by a failure that leaves the file in doubt; every later call returns it
 }
 
 // CreateSegment creates the log segment dir/SegmentName(base), which must
@@ -68,23 +70,43 @@ type Segment struct {
 // segment survives a crash once CreateSegment returns. On error no file is
 // left behind.
 func CreateSegment(dir string, base uint64) (*Segment, error) {
-	path := filepath.Join(dir, SegmentName(base))
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, filePerm)
+	s, err := CreateSegmentUnsynced(dir, base)
 	if err != nil {
 		return nil, err
 	}
-	if _, err = f.Write(AppendHeader(nil, KindLog, base)); err == nil {
-		err = f.Sync()
+	if err := s.SyncCreated(); err != nil {
+		s.f.Close()
+		os.Remove(s.path)
+		return nil, err
 	}
-	if err == nil {
-		err = SyncDir(dir)
-	}
+	return s, nil
+}
+
+// CreateSegmentUnsynced is CreateSegment without the syncs, for a caller
+// that must not wait for the disk where it creates the segment (a log
+// switching segments under its lock); it calls SyncCreated before the new
+// segment is named anywhere. On error no file is left behind.
+func CreateSegmentUnsynced(dir string, base uint64) (*Segment, error) {
+	path := filepath.Join(dir, SegmentName(base))
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, filePerm)
 	if err != nil {
+		return nil, err
+	}
+	if _, err = f.Write(AppendHeader(nil, KindLog, base)); err != nil {
 		f.Close()
 		os.Remove(path)
 		return nil, err
 	}
-	return &Segment{f: f, path: path, base: base, size: HeaderSize}, nil
+	return &Segment{f: f, path: path, base: base, size: HeaderSize, alloc: HeaderSize, dir: dir}, nil
+}
+
+// SyncCreated syncs a segment made by CreateSegmentUnsynced, and its
+// directory, so that it survives a crash.
+func (s *Segment) SyncCreated() error {
+	if err := s.f.Sync(); err != nil {
+		return err
+	}
+	return SyncDir(s.dir)
 }
 
 // OpenSegmentForAppend opens the existing log segment at path for
@@ -94,7 +116,7 @@ func CreateSegment(dir string, base uint64) (*Segment, error) {
 // (an error wrapping os.ErrInvalid otherwise); a bad header is ErrNotOurs
 // or ErrVersion.
 func OpenSegmentForAppend(path string, size int64) (*Segment, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND, 0)
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -131,7 +153,7 @@ func openSegment(f *os.File, path string, size int64) (*Segment, error) {
 			return nil, err
 		}
 	}
-	return &Segment{f: f, path: path, base: h.Base, size: size}, nil
+	return &Segment{f: f, path: path, base: h.Base, size: size, alloc: size, dir: filepath.Dir(path)}, nil
 }
 
 // Write appends p, which should be whole frames (see AppendFrame and
@@ -143,9 +165,10 @@ func (s *Segment) Write(p []byte) (int, error) {
 	if s.err != nil {
 		return 0, s.err
 	}
-	n, err := s.f.Write(p)
+	n, err := s.f.WriteAt(p, s.size)
 	if err == nil {
 		s.size += int64(n)
+		s.alloc = max(s.alloc, s.size)
 		return n, nil
 	}
 	if n > 0 {
@@ -153,8 +176,42 @@ func (s *Segment) Write(p []byte) (int, error) {
 			s.err = fmt.Errorf("xstream: %s: cutting a failed write back: %w (write: %v)", s.path, terr, err)
 			return 0, s.err
 		}
+		s.alloc = s.size
 	}
 	return 0, err
+}
+
+// Room returns how many bytes Write can add before the file grows: what
+// Preallocate made beyond the bytes written.
+func (s *Segment) Room() int64 { return s.alloc - s.size }
+
+// Preallocate makes the file at least n bytes longer than the bytes
+// written, with zeros written and synced, so that later Writes fill
+// blocks the file already has: an fdatasync after them then has no file
+// size to record (on ext4 about a quarter faster here). A scan takes the
+// zeros after the last record for a torn tail (ScanSegment), and Close
+// cuts them off. It costs writing the zeros and one fdatasync.
+func (s *Segment) Preallocate(n int64) error {
+	if s.err != nil {
+		return s.err
+	}
+	want := s.size + n
+	if s.alloc >= want {
+		return nil
+	}
+	zeros := make([]byte, min(want-s.alloc, 1<<20))
+	for off := s.alloc; off < want; {
+		k := min(int64(len(zeros)), want-off)
+		if _, err := s.f.WriteAt(zeros[:k], off); err != nil {
+			return err // the zeros written so far do no harm
+		}
+		off += k
+	}
+	if err := datasync(s.f); err != nil {
+		return err
+	}
+	s.alloc = want
+	return nil
 }
 
 // Sync makes everything written durable, with fdatasync where the system
@@ -184,6 +241,21 @@ func (s *Segment) Base() uint64 { return s.base }
 // Path returns the segment's file path.
 func (s *Segment) Path() string { return s.path }
 
-// Close closes the file without syncing it; call Sync first to keep what
-// was written since the last Sync safe from a crash.
-func (s *Segment) Close() error { return s.f.Close() }
+// Close closes the file without syncing what was written; call Sync first
+// to keep what was written since the last Sync safe from a crash. It first
+// cuts off, and syncs the cut of, the zeros Preallocate wrote, so that a
+// closed segment ends at its last record.
+func (s *Segment) Close() error {
+	if s.err == nil && s.alloc > s.size {
+		err := s.f.Truncate(s.size)
+		if err == nil {
+			err = datasync(s.f)
+		}
+		if err != nil {
+			s.f.Close()
+			return err
+		}
+		s.alloc = s.size
+	}
+	return s.f.Close()
+}

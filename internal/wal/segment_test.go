@@ -301,3 +301,48 @@ func BenchmarkScanRecords(b *testing.B) {
 		scanSegmentData(data, "", func([]byte) error { return nil })
 	}
 }
+
+// TestSegmentPreallocate checks that a preallocated segment scans as its
+// records followed by a torn (zero) tail, that Close cuts the zeros off,
+// and that Room counts down as records are written.
+func TestSegmentPreallocate(t *testing.T) {
+	dir := t.TempDir()
+	seg, err := CreateSegment(dir, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := seg.Preallocate(1 << 16); err != nil {
+		t.Fatal(err)
+	}
+	if seg.Room() != 1<<16 {
+		t.Fatalf("room %d", seg.Room())
+	}
+	var frames []byte
+	for i := range 10 {
+		frames = AppendFrame(frames, []byte{byte(i), 1, 2, 3})
+	}
+	if _, err := seg.Write(frames); err != nil {
+		t.Fatal(err)
+	}
+	if err := seg.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if seg.Room() != 1<<16-int64(len(frames)) {
+		t.Fatalf("room %d after %d bytes", seg.Room(), len(frames))
+	}
+	res, err := ScanSegment(seg.Path(), func([]byte) error { return nil })
+	if err != nil || res.Records != 10 || res.Tail != TailTorn || res.End != int64(HeaderSize+len(frames)) {
+		t.Fatalf("scan of a preallocated segment: %+v, %v", res, err)
+	}
+	if err := seg.Close(); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(seg.Path())
+	if err != nil || fi.Size() != int64(HeaderSize+len(frames)) {
+		t.Fatalf("after Close the file has %d bytes, want %d", fi.Size(), HeaderSize+len(frames))
+	}
+	res, err = ScanSegment(seg.Path(), func([]byte) error { return nil })
+	if err != nil || res.Tail != TailClean {
+		t.Fatalf("scan after Close: %+v, %v", res, err)
+	}
+}
