@@ -38,6 +38,36 @@ func checkDuration(name string, d time.Duration) error {
 // parseIDs checks entry IDs ("ms-seq" or "ms", decimal digits only, as
 // the core parses them) and returns them to be sent as they are: Redis
 // reads such an ID as the core does, a bare ms as ms-0.
+// sendIDs is parseIDs for the commands that Redis answers on a missing
+// key (or group) before it looks at the IDs, as the core does: XACK,
+// XDEL, XDELEX, XACKDEL. IDs the core refuses go to Redis as an ID that
+// Redis refuses too, so that the answer is Redis's: its answer for a
+// missing key, or its "Invalid stream ID" error, for which the core's
+// error (err) is returned. A nil err means the IDs go as they are.
+func sendIDs(ids []string) (send []string, err error) {
+	send, err = parseIDs(ids)
+	if err == nil {
+		return send, nil
+	}
+	send = make([]string, len(ids))
+	for i, s := range ids {
+		if _, perr := xstream.ParseID(s); perr != nil {
+			s = "invalid"
+		}
+		send[i] = s
+	}
+	return send, err
+}
+
+// invalidIDs returns the core's error for the IDs of sendIDs when Redis
+// refused them, else rerr.
+func invalidIDs(perr, rerr error) error {
+	if perr != nil && rerr != nil && isRedisErr(rerr) && strings.HasPrefix(redisText(rerr), "Invalid stream ID") {
+		return perr
+	}
+	return mapErr(rerr)
+}
+
 func parseIDs(ids []string) ([]string, error) {
 	for _, s := range ids {
 		if _, err := xstream.ParseID(s); err != nil {

@@ -143,3 +143,12 @@ func (b *base) orNoGroup(ctx context.Context, stream, group string, err error) e
 	}
 	return err
 }
+
+// redisText is the text of a Redis error reply (without "ERR ").
+func redisText(err error) string {
+	var re *rueidis.RedisError
+	if errors.As(err, &re) {
+		return re.Error()
+	}
+	return ""
+}

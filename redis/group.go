@@ -57,22 +57,17 @@ func (b *base) DeleteConsumer(ctx context.Context, stream, group, consumer strin
 }
 
 // Ack sends XACK. As in Redis and the core, a missing stream or group
-// acknowledges nothing, before the IDs are looked at: IDs that the core
-// would refuse go to Redis as one ID Redis refuses too, so that the
-// answer is Redis's: 0 for a missing stream or group, else ErrInvalidID.
+// acknowledges nothing, before the IDs are looked at (see sendIDs).
 func (b *base) Ack(ctx context.Context, stream, group string, ids ...string) (int64, error) {
 	if len(ids) == 0 {
 		return 0, nil
 	}
-	parsed, perr := parseIDs(ids)
-	if perr != nil {
-		parsed = []string{"invalid"}
+	send, perr := sendIDs(ids)
+	n, err := b.c.Do(ctx, b.c.B().Arbitrary("XACK").Keys(stream).Args(group).Args(send...).Build()).AsInt64()
+	if err != nil {
+		return 0, invalidIDs(perr, err)
 	}
-	n, err := b.c.Do(ctx, b.c.B().Arbitrary("XACK").Keys(stream).Args(group).Args(parsed...).Build()).AsInt64()
-	if perr != nil && err != nil && isRedisErr(err) && !rueidis.IsRedisNil(err) {
-		return 0, perr
-	}
-	return n, mapErr(err)
+	return n, nil
 }
 
 func (b *base) Pending(ctx context.Context, stream, group string) (xstream.PendingSummary, error) {

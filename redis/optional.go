@@ -68,22 +68,21 @@ func policyArgs(p xstream.DeletePolicy) ([]string, error) {
 	return nil, errorf(xstream.ErrInvalidArgument, "unknown DeletePolicy %d", p)
 }
 
+// deleteEx sends XDELEX. A missing stream answers -1 for each ID, before
+// the IDs are looked at (see sendIDs).
 func (b *base) deleteEx(ctx context.Context, stream string, policy xstream.DeletePolicy, ids []string) ([]xstream.DeleteResult, error) {
 	words, err := policyArgs(policy)
 	if err != nil {
 		return nil, err
 	}
-	parsed, err := parseIDs(ids)
-	if err != nil {
-		return nil, err
-	}
-	if len(parsed) == 0 {
+	if len(ids) == 0 {
 		return []xstream.DeleteResult{}, nil
 	}
-	cmd := b.c.B().Arbitrary("XDELEX").Keys(stream).Args(words...).Args("IDS", strconv.Itoa(len(parsed))).Args(parsed...)
+	send, perr := sendIDs(ids)
+	cmd := b.c.B().Arbitrary("XDELEX").Keys(stream).Args(words...).Args("IDS", strconv.Itoa(len(send))).Args(send...)
 	res, err := b.c.Do(ctx, cmd.Build()).AsIntSlice()
 	if err != nil {
-		return nil, mapErr(err)
+		return nil, invalidIDs(perr, err)
 	}
 	return deleteResults(res), nil
 }
@@ -96,34 +95,23 @@ func deleteResults(res []int64) []xstream.DeleteResult {
 	return out
 }
 
-// ackDel sends XACKDEL after a probe of the group in the same round trip:
-// Redis answers -1 for each ID of a missing stream or group, where the
-// core fails with ErrNoGroup.
+// ackDel sends XACKDEL. A missing stream or group answers -1 for each
+// ID, before the IDs are looked at (see sendIDs).
 func (b *base) ackDel(ctx context.Context, stream, group string, policy xstream.DeletePolicy, ids []string) ([]xstream.DeleteResult, error) {
 	words, err := policyArgs(policy)
-	var parsed []string
-	if err == nil {
-		parsed, err = parseIDs(ids)
-	}
 	if err != nil {
-		return nil, b.orNoGroup(ctx, stream, group, err)
+		return nil, err
 	}
-	cmds := rueidis.Commands{b.probeGroup(stream, group)}
-	if len(parsed) > 0 {
-		cmds = append(cmds, b.c.B().Arbitrary("XACKDEL").Keys(stream).Args(group).Args(words...).Args("IDS", strconv.Itoa(len(parsed))).Args(parsed...).Build())
-	}
-	res := b.c.DoMulti(ctx, cmds...)
-	if err := res[0].Error(); err != nil {
-		return nil, b.groupErr(ctx, err, group, stream)
-	}
-	if len(parsed) == 0 {
+	if len(ids) == 0 {
 		return []xstream.DeleteResult{}, nil
 	}
-	codes, err := res[1].AsIntSlice()
+	send, perr := sendIDs(ids)
+	cmd := b.c.B().Arbitrary("XACKDEL").Keys(stream).Args(group).Args(words...).Args("IDS", strconv.Itoa(len(send))).Args(send...)
+	res, err := b.c.Do(ctx, cmd.Build()).AsIntSlice()
 	if err != nil {
-		return nil, b.groupErr(ctx, err, group, stream)
+		return nil, invalidIDs(perr, err)
 	}
-	return deleteResults(codes), nil
+	return deleteResults(res), nil
 }
 
 // deadLetterPage is how many pending entries MoveDeadLetters lists at a

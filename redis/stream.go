@@ -93,13 +93,18 @@ func (b *base) Len(ctx context.Context, stream string) (int64, error) {
 	return n, mapErr(err)
 }
 
+// Delete sends XDEL. A missing stream deletes nothing, before the IDs
+// are looked at (see sendIDs).
 func (b *base) Delete(ctx context.Context, stream string, ids ...string) (int64, error) {
-	parsed, err := parseIDs(ids)
-	if err != nil || len(parsed) == 0 {
-		return 0, err
+	if len(ids) == 0 {
+		return 0, nil
 	}
-	n, err := b.c.Do(ctx, b.c.B().Arbitrary("XDEL").Keys(stream).Args(parsed...).Build()).AsInt64()
-	return n, mapErr(err)
+	send, perr := sendIDs(ids)
+	n, err := b.c.Do(ctx, b.c.B().Arbitrary("XDEL").Keys(stream).Args(send...).Build()).AsInt64()
+	if err != nil {
+		return 0, invalidIDs(perr, err)
+	}
+	return n, nil
 }
 
 func (b *base) Trim(ctx context.Context, stream string, args xstream.TrimArgs) (int64, error) {
