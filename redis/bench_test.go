@@ -3,6 +3,7 @@ package xredis_test
 import (
 	"context"
 	"os"
+	"runtime"
 	"strconv"
 	"sync/atomic"
 	"testing"
@@ -45,7 +46,7 @@ func BenchmarkEngine(b *testing.B) {
 				}
 				return
 			}
-			b.SetParallelism((callers + 1) / 2) // GOMAXPROCS is 2 here
+			b.SetParallelism(parallelism(callers))
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {
 					fn()
@@ -54,7 +55,20 @@ func BenchmarkEngine(b *testing.B) {
 		}
 		cs := "/" + strconv.Itoa(callers)
 
-		b.Run("Add"+cs+"/engine", func(b *testing.B) {
+		// pair runs the engine's benchmark and the raw one, in the order
+		// XREDIS_BENCH_ORDER says (raw-first, or the engine first), so
+		// that runs can alternate it.
+		pair := func(name string, engine, raw func(b *testing.B)) {
+			if os.Getenv("XREDIS_BENCH_ORDER") == "raw-first" {
+				b.Run(name+cs+"/raw", raw)
+				b.Run(name+cs+"/engine", engine)
+				return
+			}
+			b.Run(name+cs+"/engine", engine)
+			b.Run(name+cs+"/raw", raw)
+		}
+
+		pair("Add", func(b *testing.B) {
 			s := k("add-engine" + cs)
 			defer c.Do(ctx, c.B().Del().Key(s).Build())
 			run(b, func() {
@@ -62,8 +76,7 @@ func BenchmarkEngine(b *testing.B) {
 					b.Fatal(err)
 				}
 			})
-		})
-		b.Run("Add"+cs+"/raw", func(b *testing.B) {
+		}, func(b *testing.B) {
 			s := k("add-raw" + cs)
 			defer c.Do(ctx, c.B().Del().Key(s).Build())
 			run(b, func() {
@@ -74,14 +87,13 @@ func BenchmarkEngine(b *testing.B) {
 			})
 		})
 
-		b.Run("Range10"+cs+"/engine", func(b *testing.B) {
+		pair("Range10", func(b *testing.B) {
 			run(b, func() {
 				if es, err := e.Range(ctx, rangeKey, "-", "+", 10); err != nil || len(es) != 10 {
 					b.Fatal(len(es), err)
 				}
 			})
-		})
-		b.Run("Range10"+cs+"/raw", func(b *testing.B) {
+		}, func(b *testing.B) {
 			run(b, func() {
 				es, err := c.Do(ctx, c.B().Xrange().Key(rangeKey).Start("-").End("+").Count(10).Build()).AsXRangeSlices()
 				if err != nil || len(es) != 10 {
@@ -134,7 +146,7 @@ func BenchmarkEngine(b *testing.B) {
 				}
 				return
 			}
-			b.SetParallelism((callers + 1) / 2)
+			b.SetParallelism(parallelism(callers))
 			b.RunParallel(func(pb *testing.PB) {
 				consumer := "c" + strconv.FormatInt(seq.Add(1), 10)
 				for pb.Next() {
@@ -142,9 +154,14 @@ func BenchmarkEngine(b *testing.B) {
 				}
 			})
 		}
-		b.Run("ReadGroupAck"+cs+"/engine", func(b *testing.B) { readAck(b, false) })
-		b.Run("ReadGroupAck"+cs+"/raw", func(b *testing.B) { readAck(b, true) })
+		pair("ReadGroupAck", func(b *testing.B) { readAck(b, false) }, func(b *testing.B) { readAck(b, true) })
 	}
+}
+
+// parallelism is the argument of SetParallelism for callers goroutines.
+func parallelism(callers int) int {
+	p := runtime.GOMAXPROCS(0)
+	return (callers + p - 1) / p
 }
 
 // fill adds n entries to stream, 1000 per round trip.

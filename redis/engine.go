@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -216,21 +215,6 @@ func detect(ctx context.Context, c rueidis.Client) (ServerInfo, error) {
 		return ServerInfo{}, fmt.Errorf("xredis: COMMAND INFO: %w", err)
 	}
 	return info, nil
-}
-
-// versionAtLeast reports whether the dotted version v is at least
-// major.minor.
-func versionAtLeast(v string, major, minor int) bool {
-	parts := strings.SplitN(v, ".", 3)
-	if len(parts) < 2 {
-		return false
-	}
-	ma, err1 := strconv.Atoi(parts[0])
-	mi, err2 := strconv.Atoi(parts[1])
-	if err1 != nil || err2 != nil {
-		return false
-	}
-	return ma > major || (ma == major && mi >= minor)
 }
 
 func (b *base) Client() rueidis.Client { return b.c }

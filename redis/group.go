@@ -241,11 +241,8 @@ func (b *base) claimCmd(stream, group, consumer string, minIdle time.Duration, i
 		cmd = cmd.Args("IDLE", itoa(args.Idle.Milliseconds()))
 	}
 	if !args.Time.IsZero() {
-		t := args.Time.UnixMilli()
-		if t < 0 {
-			t = 0 // before 1970: now, as in the core (Redis: a time in the past)
-		}
-		if t > 0 {
+		// A time before 1970 is now, as in the core: no TIME.
+		if t := args.Time.UnixMilli(); t >= 0 {
 			cmd = cmd.Args("TIME", itoa(t))
 		}
 	}

@@ -236,7 +236,7 @@ func (b *base) Read(ctx context.Context, args xstream.ReadArgs, streamsAndIDs ..
 	got := make([][]xstream.Entry, len(pos))
 	seen := make([]bool, len(pos))
 	gi := 0
-	for k, r := range b.c.DoMulti(ctx, cmds...) {
+	for k, r := range b.do(ctx, cmds) {
 		m, err := r.ToMessage()
 		if err != nil && !rueidis.IsRedisNil(err) {
 			return nil, mapErr(err)
@@ -397,7 +397,7 @@ func (b *base) ReadGroup(ctx context.Context, group, consumer string, args xstre
 	}
 	sendCtx, done := graceCtx(ctx)
 	defer done()
-	for k, r := range b.c.DoMulti(sendCtx, cmds...) {
+	for k, r := range b.do(sendCtx, cmds) {
 		m, err := r.ToMessage()
 		if err != nil && !rueidis.IsRedisNil(err) {
 			if firstErr == nil {
@@ -453,4 +453,13 @@ func subsetOf(pos []readPos, g []int) []string {
 		out[k] = pos[i].name
 	}
 	return out
+}
+
+// do sends cmds: with Do when there is one (rueidis's direct path for a
+// single caller), else in one DoMulti.
+func (b *base) do(ctx context.Context, cmds rueidis.Commands) []rueidis.RedisResult {
+	if len(cmds) == 1 {
+		return []rueidis.RedisResult{b.c.Do(ctx, cmds[0])}
+	}
+	return b.c.DoMulti(ctx, cmds...)
 }

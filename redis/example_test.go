@@ -1,0 +1,87 @@
+package xredis_test
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"time"
+
+	"github.com/redis/rueidis"
+	"github.com/xstreamgo/xstream"
+	xredis "github.com/xstreamgo/xstream/redis"
+)
+
+// open returns the in-process DB without addresses, else an engine on
+// the Redis server or cluster at addrs: the one line that differs.
+func open(ctx context.Context, addrs []string) (xstream.Engine, error) {
+	if len(addrs) == 0 {
+		return xstream.Local(xstream.NewDB()), nil // in this process
+	}
+	return xredis.Dial(ctx, addrs...) // a standalone server, or any nodes of a cluster
+}
+
+// work is the same code on both: three streams (in three hash slots of a
+// cluster), one group, one read over all of them.
+func work(ctx context.Context, e xstream.Engine) error {
+	streams := []string{"orders:{eu}", ">", "orders:{us}", ">", "orders:{asia}", ">"}
+	for i := 0; i < len(streams); i += 2 {
+		e.CreateGroup(ctx, streams[i], "billing", "$", xstream.GroupOptions{MkStream: true})
+	}
+	for {
+		res, err := e.ReadGroup(ctx, "billing", "worker-1",
+			xstream.ReadGroupArgs{Count: 20, Block: xstream.BlockForever}, streams...)
+		if err != nil {
+			return err
+		}
+		for _, se := range res {
+			for _, en := range se.Entries {
+				// ... process en.Fields, in the order they were added
+				e.Ack(ctx, se.Stream, "billing", en.ID.String())
+			}
+		}
+	}
+}
+
+// The program of the README's "When one process is not enough".
+func Example() {
+	ctx := context.Background()
+	e, err := open(ctx, []string{"127.0.0.1:7000", "127.0.0.1:7001", "127.0.0.1:7002"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer e.Close()
+	if err := work(ctx, e); err != nil {
+		log.Fatal(err)
+	}
+}
+
+func ExampleNew() {
+	ctx := context.Background()
+	e, err := xredis.New(ctx, rueidis.ClientOption{
+		InitAddress: []string{"127.0.0.1:6379"},
+		Password:    "secret",
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer e.Close()
+	fmt.Println(e.Server().Name, e.Server().Version)
+	if _, ok := e.(xstream.NackEngine); !ok {
+		fmt.Println("this server has no XNACK: xstream.Nack fails with errors.ErrUnsupported")
+	}
+}
+
+func ExampleNewWithClient() {
+	ctx := context.Background()
+	c, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{"127.0.0.1:6379"}, DisableCache: true})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close() // the engine's Close leaves it open
+	e, err := xredis.NewWithClient(ctx, c, xredis.WithBlockSlice(time.Second))
+	if err != nil {
+		log.Fatal(err)
+	}
+	id, err := e.Add(ctx, "sensors", xstream.AddArgs{}, xstream.Fields("sensor-id", "1234", "temperature", "19.8")...)
+	fmt.Println(id, err)
+}
