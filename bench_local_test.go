@@ -115,12 +115,14 @@ func BenchmarkLocal(b *testing.B) {
 }
 
 // interleave runs via for operations 0 ... b.N-1 in chunks, timed, and
-// for each chunk direct for as many operations with the timer stopped,
-// direct first every other chunk so that neither side always runs in the
-// other's wake (its garbage, its cache misses). It reports via's total
-// time over direct's as x-direct, the median of the chunks' ratios as
-// x-direct-p50 (which a burst of other work on the machine during a few
-// chunks does not move), and direct's time per operation as direct-ns/op.
+// for each chunk direct for as many operations with the timer stopped. The
+// chunks go via, direct, direct, via, via, direct, ...: each side runs two
+// chunks in a row, after one stop or start of the timer (which reads the
+// memory statistics, stopping the world), so that neither runs more often
+// in the other's wake or in its own. It reports via's total time over
+// direct's as x-direct, the median of the chunks' ratios as x-direct-p50
+// (which a burst of other work on the machine during a few chunks does
+// not move), and direct's time per operation as direct-ns/op.
 func interleave(b *testing.B, chunk int, via, direct func(i int)) {
 	var tv, td time.Duration
 	var ratios []float64
@@ -136,16 +138,14 @@ func interleave(b *testing.B, chunk int, via, direct func(i int)) {
 	for k, done := 0, 0; done < b.N; k++ {
 		n := min(chunk, b.N-done)
 		var v, d time.Duration
-		if k%2 == 1 {
-			b.StopTimer()
-			d = run(direct, done, n)
-			b.StartTimer()
-		}
-		v = run(via, done, n)
 		if k%2 == 0 {
+			v = run(via, done, n)
 			b.StopTimer()
 			d = run(direct, done, n)
+		} else {
+			d = run(direct, done, n)
 			b.StartTimer()
+			v = run(via, done, n)
 		}
 		tv, td = tv+v, td+d
 		ratios = append(ratios, float64(v)/float64(d))
