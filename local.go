@@ -167,10 +167,14 @@ func (l local) ReadGroup(ctx context.Context, group, consumer string, args ReadG
 
 func (l local) Ack(_ context.Context, stream, group string, ids ...string) (int64, error) {
 	s, ok := l.db.Lookup(stream)
-	if !ok || !s.hasGroup(group) {
-		return 0, nil // XACK of a missing stream or group acknowledges nothing, as in Redis
+	if !ok {
+		return 0, nil // XACK of a missing stream acknowledges nothing, as in Redis
 	}
-	return s.Ack(group, ids...)
+	n, err := s.Ack(group, ids...)
+	if err != nil && !s.hasGroup(group) {
+		return 0, nil // nor of a missing group, whatever the IDs
+	}
+	return n, err
 }
 
 func (l local) Pending(_ context.Context, stream, group string) (PendingSummary, error) {

@@ -51,10 +51,12 @@
 // auto IDs against it. Fields that depend on the storage layout
 // (StreamInfo.RadixTreeKeys) are never asserted.
 //
-// Behaviour that Redis 7.0 and 7.2 differ on (the lag of a group after a
-// trim past its last delivered ID; whether a read or claim that delivers
-// nothing creates its consumer; XINFO CONSUMERS' inactive field) is left
-// out. Capabilities that only newer servers have are tested only when Caps
+// Behaviour that Redis versions differ on is left out: the lag of a group
+// after a trim past its last delivered ID, or after a deletion between its
+// last delivered ID and the next entry it reads (7.0 and 8 count these
+// differently); whether a read or claim that delivers nothing creates its
+// consumer (7.2 and later do); XINFO CONSUMERS' inactive field (7.2), which
+// is asserted only with Target.Advance. Capabilities that only newer servers have are tested only when Caps
 // says the engine has them (Caps.ReadLast: Redis 7.4's XREAD "+";
 // Caps.DeleteEx: Redis 8.2's XDELEX, XACKDEL and the DELREF and ACKED trim
 // policies; Caps.Nack: Redis 8.8's XNACK; Caps.DeadLetters:
