@@ -107,6 +107,7 @@ type exactWaiter struct {
 	mu       sync.Mutex
 	stopped  bool
 	inflight bool // a blocking command is on the connection
+	pooled   bool // redirected: the slices go through the client (see run)
 
 	m         *rueidis.RedisMessage
 	err       error
@@ -176,9 +177,32 @@ func (b *base) blockExact(ctx context.Context, cmds []blockCmd, deadline time.Ti
 	return out, firstErr
 }
 
+// redirectedSlice bounds the BLOCK of a command that a cluster
+// redirected: such a command cannot be unblocked, so a stop waits for it
+// (well within unblockGrace).
+const redirectedSlice = 100 * time.Millisecond
+
+// isRedirect reports whether err is a cluster's MOVED or ASK: the
+// command did not run.
+func isRedirect(err error) bool {
+	re, ok := rueidis.IsRedisErr(err)
+	if !ok {
+		return false
+	}
+	_, moved := re.IsMoved()
+	_, ask := re.IsAsk()
+	return moved || ask
+}
+
 // run learns the connection's client ID and then sends the command, one
 // slice after another, until it returns a reply or an error, the deadline
 // passes or the waiter is stopped.
+//
+// A dedicated connection stays on the node it was given, so a MOVED or
+// ASK (the slot is migrating, or has moved and the client's map is not yet
+// refreshed) is not followed on it. The command then goes through the
+// client itself, which follows the redirection, in slices of at most
+// redirectedSlice that a stop waits for rather than unblocks.
 func (w *exactWaiter) run(ctx, lastResort context.Context, b *base, deadline time.Time) {
 	var res []rueidis.RedisResult
 	if b.cluster {
@@ -203,10 +227,23 @@ func (w *exactWaiter) run(ctx, lastResort context.Context, b *base, deadline tim
 			return
 		}
 		w.inflight = true
+		pooled := w.pooled
 		w.mu.Unlock()
-		m, err := w.dc.Do(lastResort, w.cmd.build(ms)).ToMessage()
+		var m rueidis.RedisMessage
+		var err error
+		if pooled {
+			ms = min(ms, redirectedSlice.Milliseconds())
+			m, err = b.c.Do(lastResort, w.cmd.build(ms)).ToMessage()
+		} else {
+			m, err = w.dc.Do(lastResort, w.cmd.build(ms)).ToMessage()
+		}
 		w.mu.Lock()
 		w.inflight = false
+		if err != nil && !pooled && isRedirect(err) {
+			w.pooled = true
+			w.mu.Unlock()
+			continue
+		}
 		w.mu.Unlock()
 		switch {
 		case err == nil:
@@ -231,10 +268,10 @@ func (w *exactWaiter) run(ctx, lastResort context.Context, b *base, deadline tim
 func (b *base) stop(w *exactWaiter, ctx context.Context) {
 	w.mu.Lock()
 	w.stopped = true
-	inflight := w.inflight
+	inflight, pooled := w.inflight, w.pooled
 	w.mu.Unlock()
-	if !inflight {
-		return
+	if !inflight || pooled {
+		return // nothing to unblock, or a short slice the caller waits for
 	}
 	if w.id < 0 {
 		w.close()

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/xstreamgo/xstream"
 	xredis "github.com/xstreamgo/xstream/redis"
@@ -110,10 +111,14 @@ func TestBlockingRead(t *testing.T) {
 			done := make(chan []xstream.StreamEntries)
 			go func() {
 				out, err := e.Read(bg(), xstream.ReadArgs{Block: xstream.BlockForever}, ss[0], "$", ss[1], "$", ss[2], "+")
-				require.NoError(t, err)
+				assert.NoError(t, err) // (require would stop this goroutine only)
 				done <- out
 			}()
-			time.Sleep(150 * time.Millisecond)
+			commands := 1 // one XREAD for the streams of one server
+			if kind == "cluster" {
+				commands = 3 // one per slot
+			}
+			waitBlocked(t, kind, e, commands, ss[0])
 			add(t, e, ss[1], "7-7", "b", "2")
 			out = <-done
 			require.Equal(t, []xstream.StreamEntries{{Stream: ss[1], Entries: []xstream.Entry{{ID: xstream.ID{Ms: 7, Seq: 7}, Fields: xstream.Fields("b", "2")}}}}, out)
@@ -122,10 +127,15 @@ func TestBlockingRead(t *testing.T) {
 			// returns the last when several came.
 			go func() {
 				out, err := e.Read(bg(), xstream.ReadArgs{Block: 5 * time.Second}, ss[2], "+")
-				require.NoError(t, err)
+				assert.NoError(t, err) // (require would stop this goroutine only)
 				done <- out
 			}()
-			time.Sleep(80 * time.Millisecond)
+			if kind != "xstream" {
+				// (xstream's server shows the readers of streams that
+				// exist only; there, an add before the read returns the
+				// same last entry.)
+				waitBlocked(t, kind, e, 1, ss[2])
+			}
 			_, err = e.Client().DoMulti(bg(),
 				e.Client().B().Arbitrary("XADD").Keys(ss[2]).Args("1-1", "c", "1").Build(),
 				e.Client().B().Arbitrary("XADD").Keys(ss[2]).Args("1-2", "c", "2").Build(),
@@ -248,7 +258,7 @@ func TestReadGroupDestroyed(t *testing.T) {
 			_, err := e.ReadGroup(bg(), "g", "c", xstream.ReadGroupArgs{Block: 10 * time.Second}, s, ">")
 			errc <- err
 		}()
-		time.Sleep(100 * time.Millisecond)
+		waitBlocked(t, kind, e, 1, s)
 		ok, err := e.DestroyGroup(bg(), s, "g")
 		require.NoError(t, err)
 		require.True(t, ok)

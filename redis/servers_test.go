@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,6 +19,7 @@ import (
 	"time"
 
 	"github.com/redis/rueidis"
+	"github.com/stretchr/testify/require"
 	xredis "github.com/xstreamgo/xstream/redis"
 	"github.com/xstreamgo/xstream/server"
 )
@@ -47,6 +49,9 @@ type testServer struct {
 	addrs []string
 	err   error // why it could not start; a skip when errNoServer
 }
+
+// xsrv is the "xstream" kind's server, once started.
+var xsrv *server.Server
 
 // errNoServer is why a kind is skipped.
 var errNoServer = errors.New("not installed")
@@ -102,6 +107,7 @@ func startServer(kind string) ([]string, error) {
 		if err := srv.Start(); err != nil {
 			return nil, err
 		}
+		xsrv = srv
 		stops = append(stops, func() { srv.Close() })
 		return []string{srv.Addr()}, nil
 	case "redis", "valkey":
@@ -310,5 +316,41 @@ func must[T any](t testing.TB) func(v T, err error) T {
 			t.Fatal(err)
 		}
 		return v
+	}
+}
+
+// waitBlocked returns once want blocking commands wait on e's servers:
+// on Redis and Valkey, by INFO's blocked_clients summed over the nodes
+// (the tests do not run in parallel, so the count is theirs); on
+// xstream's server, by the readers blocked on key, which must exist (a
+// read over several streams waits on each of them at once). A test waits
+// for it before it adds, so that no outcome depends on timing.
+func waitBlocked(t testing.TB, kind string, e xredis.Engine, want int, key string) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		n := 0
+		if kind == "xstream" {
+			if s, ok := xsrv.DB(0).Lookup(key); ok {
+				n = s.Blocked()
+			}
+		} else {
+			for _, c := range e.Client().Nodes() {
+				info, err := c.Do(bg(), c.B().Info().Section("clients").Build()).ToString()
+				require.NoError(t, err)
+				_, rest, _ := strings.Cut(info, "blocked_clients:")
+				v, _, _ := strings.Cut(rest, "\r")
+				k, err := strconv.Atoi(v)
+				require.NoError(t, err, "blocked_clients in %q", info)
+				n += k
+			}
+		}
+		if n >= want {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: %d of %d commands blocked after a minute", kind, n, want)
+		}
+		runtime.Gosched()
 	}
 }
