@@ -66,6 +66,11 @@
 // Capabilities not every engine has (Nack, DeleteEx and AckDel,
 // MoveDeadLetters) are optional interfaces, reached through the functions
 // of the same names, which fail with errors.ErrUnsupported elsewhere.
+// ShardedEngine is the same for one sharded stream (puts, resharding,
+// iterators as strings, the parent-before-child reader, sharded groups);
+// LocalSharded(ss) is its in-process implementation. The package
+// xstreamtest holds the conformance suites (Run, RunSharded) that every
+// implementation passes.
 //
 // # Consumer groups
 //

@@ -115,6 +115,8 @@ type ShardedStream struct {
 
 	groups map[string]*shardGroup // consumer groups; guarded by mu
 
+	uid atomic.Uint64 // names the stream in iterator strings; 0 until asked
+
 	name string  // its name in its DB; "" when made by NewShardedStream
 	log  *objLog // records changes in a durable DB; nil in memory
 	was  *objLog // the log it had before it was removed from its DB
