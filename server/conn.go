@@ -50,6 +50,8 @@ type conn struct {
 	db     int
 	resp   int // protocol version of the replies: 2, or 3 after HELLO 3
 	authed bool
+	errs   int64 // error replies written: a command failed if it grew
+	calls  int64 // commands called, for the sampling of their times
 	name   string
 	quit   bool
 
@@ -352,6 +354,7 @@ func (c *conn) watch() (stop func()) {
 	// watcher reads into copies, so that they stay as they are.
 	c.in, c.pos, c.argv = append([]byte(nil), c.in[c.pos:]...), 0, nil
 	c.ahead.setRelease(false)
+	c.srv.stats.blocked.Add(1)
 	var stopping atomic.Bool
 	done := make(chan struct{})
 	go func() {
@@ -384,6 +387,7 @@ func (c *conn) watch() (stop func()) {
 		}
 	}()
 	return func() {
+		c.srv.stats.blocked.Add(-1)
 		stopping.Store(true)
 		c.nc.SetReadDeadline(time.Unix(1, 0))
 		c.ahead.setRelease(true)
@@ -497,6 +501,8 @@ func (e *logError) Unwrap() error { return e.err }
 func (c *conn) ok() { c.out = append(c.out, "+OK\r\n"...) }
 func (c *conn) err(msg string) {
 	c.out = redcon.AppendError(c.out, msg) // replaces CR and LF by spaces
+	c.errs++
+	c.srv.stats.countError(msg)
 }
 func (c *conn) int(n int64)        { c.out = redcon.AppendInt(c.out, n) }
 func (c *conn) array(n int)        { c.out = redcon.AppendArray(c.out, n) }

@@ -3,6 +3,7 @@ package server
 import (
 	"fmt"
 	"strings"
+	"time"
 )
 
 // command is an entry of the command table.
@@ -16,14 +17,25 @@ type command struct {
 	// From spec's flags: write (it may change a DB: refused when the
 	// DB's log failed) and no_multi (refused inside MULTI).
 	write, noMulti bool
+	idx            int // in commandsInOrder, and in a server's stats
 }
 
-var commands = map[string]*command{}
+var (
+	commands        = map[string]*command{}
+	commandsInOrder []*command // every command and subcommand, in registration order
+)
+
+// newCommand makes a command of the table and gives it its index.
+func newCommand(name string, arity int, fn func(c *conn, args [][]byte)) *command {
+	cmd := &command{name: name, arity: arity, fn: fn, spec: specOf(name), idx: len(commandsInOrder)}
+	commandsInOrder = append(commandsInOrder, cmd)
+	return cmd
+}
 
 // register adds a command (or "container|sub" subcommand) to the table,
 // with its entry of commandSpecs, which must exist.
 func register(name string, arity int, fn func(c *conn, args [][]byte)) *command {
-	cmd := &command{name: name, arity: arity, fn: fn, spec: specOf(name)}
+	cmd := newCommand(name, arity, fn)
 	for _, f := range strings.Fields(cmd.spec.flags) {
 		cmd.write = cmd.write || f == "write"
 		cmd.noMulti = cmd.noMulti || f == "no_multi"
@@ -31,7 +43,7 @@ func register(name string, arity int, fn func(c *conn, args [][]byte)) *command 
 	if parent, sub, ok := strings.Cut(name, "|"); ok {
 		p := commands[parent]
 		if p == nil {
-			p = &command{name: parent, arity: -2, spec: specOf(parent)}
+			p = newCommand(parent, -2, nil)
 			commands[parent] = p
 		}
 		if p.subs == nil {
@@ -69,6 +81,7 @@ func (c *conn) lookup(args [][]byte) *command {
 		cmd = sub
 	}
 	if (cmd.arity > 0 && len(args) != cmd.arity) || (cmd.arity < 0 && len(args) < -cmd.arity) {
+		c.srv.stats.rejected(cmd)
 		c.err(fmt.Sprintf("ERR wrong number of arguments for '%s' command", cmd.name))
 		return nil
 	}
@@ -113,6 +126,13 @@ func (c *conn) dispatch(args [][]byte) {
 		}
 		return
 	}
+	// Refused before it runs: Redis counts it in rejected_calls.
+	errs, admitted := c.errs, false
+	defer func() {
+		if !admitted && c.errs != errs {
+			c.srv.stats.rejected(cmd)
+		}
+	}()
 	if !c.authed && !cmd.noAuth {
 		if cmd.name == "exec" {
 			// Redis aborts the transaction with the reason.
@@ -158,8 +178,13 @@ func (c *conn) dispatch(args [][]byte) {
 			return
 		}
 	}
+	admitted = true
 	c.call(cmd, args)
 }
+
+// timeSample is how many calls of a connection one timed call stands for
+// in INFO commandstats' usec.
+const timeSample = 16
 
 // call runs cmd, noting the DB it runs on for the log barrier (see
 // logBarrier).
@@ -170,7 +195,19 @@ func (c *conn) call(cmd *command, args [][]byte) {
 		c.wrote |= bit
 		c.changes++
 	}
+	errs := c.errs
+	// One call in timeSample of each connection is timed, and stands for
+	// the others (a clock read costs 150 ns or more on some VMs, as much
+	// as a PING).
+	c.calls++
+	if c.calls%timeSample != 1 {
+		cmd.fn(c, args)
+		c.srv.stats.ran(cmd, 0, c.errs != errs)
+		return
+	}
+	start := time.Now()
 	cmd.fn(c, args)
+	c.srv.stats.ran(cmd, timeSample*time.Since(start), c.errs != errs)
 }
 
 // refuseWrite answers Redis's MISCONF error, and reports true, for a
@@ -237,9 +274,11 @@ func init() {
 		}
 		c.array(len(queued))
 		c.inExec = true
+		errs := c.errs
 		for _, q := range queued {
 			c.call(c.lookup(q), q)
 		}
+		c.errs = errs // the commands' errors are theirs, not EXEC's (Redis's failed_calls)
 		c.inExec = false
 	})
 }

@@ -1,11 +1,8 @@
 package server
 
 import (
-	"fmt"
-	"runtime"
 	"strconv"
 	"strings"
-	"time"
 )
 
 // Commands about keys and databases.
@@ -141,40 +138,4 @@ func scan(c *conn, args [][]byte) {
 	for _, k := range keys {
 		c.bulk(k)
 	}
-}
-
-func info(c *conn, args [][]byte) {
-	want := map[string]bool{}
-	for _, a := range args[1:] {
-		want[strings.ToLower(string(a))] = true
-	}
-	all := len(want) == 0 || want["all"] || want["everything"] || want["default"]
-	var b strings.Builder
-	if all || want["server"] {
-		port := ""
-		if _, p, ok := strings.Cut(c.srv.Addr(), "]:"); ok {
-			port = p
-		} else if i := strings.LastIndexByte(c.srv.Addr(), ':'); i >= 0 {
-			port = c.srv.Addr()[i+1:]
-		}
-		up := time.Since(c.srv.started)
-		fmt.Fprintf(&b, "# Server\r\nredis_version:%s\r\nredis_mode:standalone\r\nxstream_server:1\r\nos:%s %s\r\narch_bits:64\r\ngo_version:%s\r\nprocess_id:0\r\ntcp_port:%s\r\nuptime_in_seconds:%d\r\nuptime_in_days:%d\r\n\r\n",
-			redisVersion, runtime.GOOS, runtime.GOARCH, runtime.Version(), port, int64(up.Seconds()), int64(up.Hours()/24))
-	}
-	if all || want["persistence"] {
-		c.writePersistenceInfo(&b)
-		b.WriteString("\r\n")
-	}
-	if all || want["stats"] {
-		fmt.Fprintf(&b, "# Stats\r\ntotal_commands_processed:%d\r\ntotal_connections_received:%d\r\n\r\n", c.srv.commands.Load(), c.srv.nextID.Load())
-	}
-	if all || want["keyspace"] {
-		b.WriteString("# Keyspace\r\n")
-		for i, db := range c.srv.dbs {
-			if n := db.Len(); n > 0 {
-				fmt.Fprintf(&b, "db%d:keys=%d,expires=0,avg_ttl=0\r\n", i, n)
-			}
-		}
-	}
-	c.verbatim(b.String())
 }

@@ -90,6 +90,7 @@ type Server struct {
 
 	nextID   atomic.Int64
 	commands atomic.Int64
+	stats    stats // INFO commandstats, errorstats, blocked_clients
 }
 
 // New returns a Server with the given options, not yet listening.
@@ -123,6 +124,7 @@ func New(opts Options) *Server {
 	}
 	s.logErr = func(i int) error { return s.dbs[i].Err() }
 	s.persist.init(s)
+	s.stats.init()
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	return s
 }

@@ -1,0 +1,170 @@
+package server
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/xstreamgo/xstream"
+)
+
+// Commands about the server that Redis's tools and client libraries send
+// on connecting or to watch a server (ROLE, WAIT, FUNCTION, CONFIG): they
+// answer as a Redis 7.0 master with no replicas, no functions and the
+// configuration this server really has.
+
+func init() {
+	register("role", 1, func(c *conn, args [][]byte) {
+		c.array(3)
+		c.bulk("master")
+		c.int(0)
+		c.array(0)
+	})
+	register("wait", 3, wait)
+	register("function|flush", -2, func(c *conn, args [][]byte) {
+		if len(args) > 3 {
+			c.err("ERR unknown subcommand or wrong number of arguments for '" + string(args[1]) + "'. Try FUNCTION HELP.")
+			return
+		}
+		if len(args) == 3 && !strings.EqualFold(string(args[2]), "sync") && !strings.EqualFold(string(args[2]), "async") {
+			c.err("ERR FUNCTION FLUSH only supports SYNC|ASYNC option")
+			return
+		}
+		c.ok()
+	})
+	register("function|list", -2, functionList)
+	register("function|stats", 2, func(c *conn, args [][]byte) {
+		c.mapLen(2)
+		c.bulk("running_script")
+		c.null()
+		c.bulk("engines")
+		c.mapLen(1)
+		c.bulk("LUA")
+		c.mapLen(2)
+		c.bulk("libraries_count")
+		c.int(0)
+		c.bulk("functions_count")
+		c.int(0)
+	})
+	register("config|resetstat", 2, func(c *conn, args [][]byte) {
+		c.srv.stats.reset()
+		c.srv.commands.Store(0)
+		c.ok()
+	})
+	register("config|get", -3, configGet)
+}
+
+// wait answers WAIT numreplicas timeout: no replica ever acknowledges, so
+// it replies 0, at once for numreplicas <= 0 and otherwise after timeout
+// milliseconds (0: until the client goes away or the server shuts down),
+// as Redis does without replicas.
+func wait(c *conn, args [][]byte) {
+	n, ok := c.intArg(args[1], "")
+	if !ok {
+		return
+	}
+	ms, ok := c.intArg(args[2], "timeout is not an integer or out of range")
+	if !ok {
+		return
+	}
+	if ms < 0 {
+		c.err("ERR timeout is negative")
+		return
+	}
+	if n > 0 && !c.multi && !c.inExec {
+		stop := c.watch()
+		var timeout <-chan time.Time
+		if ms > 0 {
+			t := time.NewTimer(time.Duration(ms) * time.Millisecond)
+			defer t.Stop()
+			timeout = t.C
+		}
+		select {
+		case <-timeout:
+		case <-c.ctx.Done():
+		}
+		stop()
+	}
+	c.int(0)
+}
+
+// functionList answers FUNCTION LIST [LIBRARYNAME pattern] [WITHCODE]:
+// there are no libraries.
+func functionList(c *conn, args [][]byte) {
+	for i := 2; i < len(args); i++ {
+		switch strings.ToLower(string(args[i])) {
+		case "withcode":
+		case "libraryname":
+			if i+1 >= len(args) {
+				c.err("ERR library name argument was not given")
+				return
+			}
+			i++
+		default:
+			c.err("ERR Unknown argument " + string(args[i]))
+			return
+		}
+	}
+	c.array(0)
+}
+
+// configParams are the settings CONFIG GET reports: the ones this server
+// has, under Redis's names, with its values.
+func (c *conn) configParams() [][2]string {
+	o := c.srv.opts
+	appendonly, fsync := "no", "everysec"
+	if o.Dir != "" {
+		appendonly = "yes"
+		switch o.AppendFsync {
+		case xstream.SyncAlways:
+			fsync = "always"
+		case xstream.SyncNo:
+			fsync = "no"
+		}
+	}
+	port := ""
+	if i := strings.LastIndexByte(c.srv.Addr(), ':'); i >= 0 {
+		port = c.srv.Addr()[i+1:]
+	}
+	return [][2]string{
+		{"maxclients", strconv.Itoa(o.MaxClients)},
+		{"databases", strconv.Itoa(numDBs)},
+		{"port", port},
+		{"appendonly", appendonly},
+		{"appendfsync", fsync},
+		{"dir", o.Dir},
+		{"save", ""},
+		{"maxmemory", "0"},
+		{"maxmemory-policy", "noeviction"},
+		{"proto-max-bulk-len", strconv.Itoa(o.MaxRequestBytes)},
+	}
+}
+
+// configGet answers CONFIG GET pattern [pattern ...] with the settings
+// whose names match a pattern (a glob, case-insensitive), each once. A
+// name without glob characters is answered under the name as given, as
+// Redis 7.0 does.
+func configGet(c *conn, args [][]byte) {
+	var hits [][2]string
+	for _, p := range c.configParams() {
+		for _, pat := range args[2:] {
+			lower := strings.ToLower(string(pat))
+			if !strings.ContainsAny(lower, "*?[") {
+				if lower == p[0] {
+					hits = append(hits, [2]string{string(pat), p[1]})
+					break
+				}
+				continue
+			}
+			if globMatch(lower, p[0]) {
+				hits = append(hits, p)
+				break
+			}
+		}
+	}
+	c.mapLen(len(hits))
+	for _, p := range hits {
+		c.bulk(p[0])
+		c.bulk(p[1])
+	}
+}
