@@ -126,11 +126,11 @@ func (s *Stream) readLocked(p *readPos, count int) []Entry {
 	c := getCollector()
 	defer putCollector(c)
 	if p.last {
-		s.collectRangeLocked(c, ID{}, MaxID, 1, true)
+		s.collectRangeLocked(c, ID{}, MaxID(), 1, true)
 		return c.entries()
 	}
 	if lo, ok := p.after.Next(); ok {
-		s.collectRangeLocked(c, lo, MaxID, count, false)
+		s.collectRangeLocked(c, lo, MaxID(), count, false)
 	}
 	return c.entries()
 }

@@ -71,7 +71,7 @@ func (s *Stream) readNewLocked(g *group, c *consumer, count int, noack bool, now
 		owner = nil
 	}
 	if lo, ok := g.lastID.Next(); ok && g.lastID.Less(ID(s.st.LastID())) {
-		s.walkLocked(lo, MaxID, false, func(b *store.Block, sk sID, flags byte, body int) bool {
+		s.walkLocked(lo, MaxID(), false, func(b *store.Block, sk sID, flags byte, body int) bool {
 			id := ID(sk)
 			col.add(b, id, flags, body)
 			s.deliverLocked(g, owner, id, s.entriesReadAfterLocked(g, id), now)
@@ -91,7 +91,7 @@ func (s *Stream) hasNewLocked(g *group) bool {
 		return false
 	}
 	found := false
-	s.walkLocked(lo, MaxID, false, func(*store.Block, sID, byte, int) bool {
+	s.walkLocked(lo, MaxID(), false, func(*store.Block, sID, byte, int) bool {
 		found = true
 		return false
 	})
@@ -107,7 +107,7 @@ func (s *Stream) historyLocked(g *group, c *consumer, after ID, count int, now i
 	}
 	col := getCollector()
 	defer putCollector(col)
-	c.pel.Ascend(sid(lo), sid(MaxID), func(sk sID, _ *struct{}) bool {
+	c.pel.Ascend(sid(lo), sid(MaxID()), func(sk sID, _ *struct{}) bool {
 		id := ID(sk)
 		if b, flags, body, ok := s.entryLocked(id); ok {
 			col.add(b, id, flags, body)
