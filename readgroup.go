@@ -15,6 +15,11 @@ type ReadGroupArgs struct {
 	// Block is how long a ">" read waits when there is nothing to
 	// deliver: 0 returns at once, BlockForever (any negative value)
 	// waits until the context is done. History reads never wait.
+	//
+	// This is the reverse of go-redis's XReadGroupArgs.Block, where 0
+	// (the zero value) waits forever and -1 does not block: not blocking
+	// is Block: 0 here and Block: -1 in go-redis; waiting forever is
+	// Block: BlockForever here and Block: 0 in go-redis.
 	Block time.Duration
 	// NoAck delivers entries without putting them in the PEL, as if they
 	// were acknowledged at once (Redis NOACK).
