@@ -142,11 +142,11 @@ func TestAddStreamExhausted(t *testing.T) {
 	clk := newTestClock(1)
 	s := NewStream(WithClock(clk.now))
 	mustAdd(t, s, strconv.FormatUint(maxU, 10)+"-"+strconv.FormatUint(maxU-1, 10))
-	assert.Equal(t, MaxID, mustAdd(t, s, ""), "the auto ID may be MaxID itself")
-	for _, id := range []string{"", "*", strconv.FormatUint(maxU, 10) + "-*", "1-1", MaxID.String()} {
+	assert.Equal(t, MaxID(), mustAdd(t, s, ""), "the auto ID may be MaxID() itself")
+	for _, id := range []string{"", "*", strconv.FormatUint(maxU, 10) + "-*", "1-1", MaxID().String()} {
 		before := snap(t, s)
 		_, err := s.Add(AddArgs{ID: id}, Fields("f", "v")...)
-		requireErr(t, err, ErrStreamExhausted, MaxID.String())
+		requireErr(t, err, ErrStreamExhausted, MaxID().String())
 		requireUnchanged(t, s, before)
 	}
 	// Emptying the stream does not make room.
@@ -158,7 +158,7 @@ func TestAddStreamExhausted(t *testing.T) {
 
 func TestAddExplicitMaxID(t *testing.T) {
 	s := NewStream()
-	assert.Equal(t, MaxID, mustAdd(t, s, MaxID.String()))
+	assert.Equal(t, MaxID(), mustAdd(t, s, MaxID().String()))
 	_, err := s.Add(AddArgs{ID: "*"}, Fields("f", "v")...)
 	requireErr(t, err, ErrStreamExhausted)
 }
@@ -333,7 +333,7 @@ func TestAddRejectedDoesNotTrim(t *testing.T) {
 			requireUnchanged(t, s, before)
 		}
 	}
-	ex := streamWith(t, MaxID.String())
+	ex := streamWith(t, MaxID().String())
 	before := snap(t, ex)
 	_, err := ex.Add(AddArgs{Trim: trims[0]}, Fields("f", "v")...)
 	requireErr(t, err, ErrStreamExhausted)

@@ -80,7 +80,7 @@ func (s *Stream) MoveDeadLetters(group string, args DeadLetterArgs) ([]DeadLette
 		return nil, err
 	}
 	col := getCollector()
-	g.pel.Ascend(sid(ID{}), sid(MaxID), func(sk sID, rec *nack) bool {
+	g.pel.Ascend(sid(ID{}), sid(MaxID()), func(sk sID, rec *nack) bool {
 		id := ID(sk)
 		if rec.count <= args.MaxDeliveries {
 			return true

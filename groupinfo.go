@@ -213,13 +213,13 @@ func (s *Stream) groupDetailsLocked(count int) []GroupDetail {
 	var out []GroupDetail
 	s.eachGroupLocked(func(g *group) {
 		d := GroupDetail{GroupInfo: s.groupInfoLocked(g)}
-		d.PEL = pendingRows(g, ID{}, MaxID, count, nil, 0, now)
+		d.PEL = pendingRows(g, ID{}, MaxID(), count, nil, 0, now)
 		eachConsumer(g, func(c *consumer) {
 			cd := ConsumerDetail{ConsumerInfo: consumerInfo(c, now), SeenTime: time.UnixMilli(c.seenMs)}
 			if c.activeMs >= 0 {
 				cd.ActiveTime = time.UnixMilli(c.activeMs)
 			}
-			cd.PEL = pendingRows(g, ID{}, MaxID, count, c, 0, now)
+			cd.PEL = pendingRows(g, ID{}, MaxID(), count, c, 0, now)
 			d.Consumers = append(d.Consumers, cd)
 		})
 		out = append(out, d)

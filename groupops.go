@@ -96,7 +96,7 @@ func (s *Stream) deleteConsumerLocked(g *group, c *consumer) int64 {
 	g.byNum[c.num] = nil
 	g.freeNums = append(g.freeNums, c.num)
 	n := int64(c.pel.Len())
-	c.pel.Ascend(sid(ID{}), sid(MaxID), func(id sID, _ *struct{}) bool {
+	c.pel.Ascend(sid(ID{}), sid(MaxID()), func(id sID, _ *struct{}) bool {
 		g.pel.Delete(id)
 		return true
 	})

@@ -14,8 +14,9 @@ type HashKey struct {
 	Hi, Lo uint64
 }
 
-// MaxHashKey is the largest hash key, 2^128-1.
-var MaxHashKey = HashKey{^uint64(0), ^uint64(0)}
+// MaxHashKey returns the largest hash key, 2^128-1, where the last shard's
+// range ends. It is a function so that no caller can change it.
+func MaxHashKey() HashKey { return HashKey{^uint64(0), ^uint64(0)} }
 
 // maxPartitionKeyChars is the longest partition key, in Unicode characters.
 const maxPartitionKeyChars = 256
@@ -144,9 +145,9 @@ func (h HashKey) divmod(d uint64) (HashKey, uint64) {
 // MaxHashKey for n == 1.
 func uniformWidth(n uint64) HashKey {
 	if n == 1 {
-		return MaxHashKey
+		return MaxHashKey()
 	}
-	q, r := MaxHashKey.divmod(n)
+	q, r := MaxHashKey().divmod(n)
 	if r == n-1 { // 2^128 = (2^128-1) + 1 divides one more time
 		q = q.add(HashKey{0, 1})
 	}

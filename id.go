@@ -14,8 +14,9 @@ type ID struct {
 	Seq uint64
 }
 
-// MaxID is the largest ID, 18446744073709551615-18446744073709551615.
-var MaxID = ID{math.MaxUint64, math.MaxUint64}
+// MaxID returns the largest ID, 18446744073709551615-18446744073709551615,
+// the "+" of a range. It is a function so that no caller can change it.
+func MaxID() ID { return ID{math.MaxUint64, math.MaxUint64} }
 
 // String returns the ID in the form "ms-seq".
 func (id ID) String() string {
@@ -164,7 +165,7 @@ func parseBound(s string, isEnd bool) (ID, error) {
 	case "-":
 		return ID{}, nil
 	case "+":
-		return MaxID, nil
+		return MaxID(), nil
 	}
 	excl := strings.HasPrefix(s, "(")
 	if excl {

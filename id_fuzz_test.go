@@ -40,7 +40,7 @@ func refBound(s string, isEnd bool) (ID, bool) {
 	case "-":
 		return ID{}, true
 	case "+":
-		return MaxID, true
+		return MaxID(), true
 	}
 	excl := strings.HasPrefix(s, "(")
 	if excl {
@@ -109,7 +109,7 @@ func FuzzParseID(f *testing.F) {
 			require.True(t, ok)
 			require.Equal(t, id, p)
 		} else {
-			require.Equal(t, MaxID, id)
+			require.Equal(t, MaxID(), id)
 		}
 		other, err := ParseID(o)
 		if err != nil {

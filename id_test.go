@@ -21,7 +21,7 @@ func TestParseIDAccepts(t *testing.T) {
 		"0":                    {0, 0},
 		"007-01":               {7, 1},
 		"18446744073709551615": {maxU, 0},
-		"18446744073709551615-18446744073709551615": MaxID,
+		"18446744073709551615-18446744073709551615": MaxID(),
 		"1700000000000-42":                          {1700000000000, 42},
 	} {
 		got, err := ParseID(in)
@@ -46,7 +46,7 @@ func TestParseIDRejects(t *testing.T) {
 func TestIDText(t *testing.T) {
 	id := ID{1700000000000, 7}
 	assert.Equal(t, "1700000000000-7", id.String())
-	assert.Equal(t, "18446744073709551615-18446744073709551615", MaxID.String())
+	assert.Equal(t, "18446744073709551615-18446744073709551615", MaxID().String())
 	assert.Equal(t, "0-0", ID{}.String())
 	assert.Equal(t, []byte("x:3-4"), ID{3, 4}.AppendText([]byte("x:")))
 
@@ -68,7 +68,7 @@ func TestIDText(t *testing.T) {
 }
 
 func TestIDOrder(t *testing.T) {
-	ordered := []ID{{0, 0}, {0, 1}, {0, maxU}, {1, 0}, {1, 1}, {2, 0}, {maxU, 0}, MaxID}
+	ordered := []ID{{0, 0}, {0, 1}, {0, maxU}, {1, 0}, {1, 1}, {2, 0}, {maxU, 0}, MaxID()}
 	for i, a := range ordered {
 		for j, b := range ordered {
 			want := 0
@@ -91,7 +91,7 @@ func TestIDNextPrev(t *testing.T) {
 		{ID{0, 0}, ID{0, 1}},
 		{ID{5, 7}, ID{5, 8}},
 		{ID{5, maxU}, ID{6, 0}},
-		{ID{maxU, maxU - 1}, MaxID},
+		{ID{maxU, maxU - 1}, MaxID()},
 	} {
 		n, ok := c.id.Next()
 		require.True(t, ok)
@@ -100,7 +100,7 @@ func TestIDNextPrev(t *testing.T) {
 		require.True(t, ok)
 		assert.Equal(t, c.id, p)
 	}
-	_, ok := MaxID.Next()
+	_, ok := MaxID().Next()
 	assert.False(t, ok)
 	_, ok = ID{}.Prev()
 	assert.False(t, ok)
@@ -112,19 +112,19 @@ func TestParseRangeBounds(t *testing.T) {
 		lo, hi     ID
 		empty      bool
 	}{
-		{"-", "+", ID{}, MaxID, false},
+		{"-", "+", ID{}, MaxID(), false},
 		{"1-2", "3-4", ID{1, 2}, ID{3, 4}, false},
 		{"5", "5", ID{5, 0}, ID{5, maxU}, false},
 		{"5", "7", ID{5, 0}, ID{7, maxU}, false},
 		{"(5-3", "(5-9", ID{5, 4}, ID{5, 8}, false},
 		{"(5", "(7", ID{5, 1}, ID{7, maxU - 1}, false},
-		{"(5-" + strconv.FormatUint(maxU, 10), "+", ID{6, 0}, MaxID, false},
+		{"(5-" + strconv.FormatUint(maxU, 10), "+", ID{6, 0}, MaxID(), false},
 		{"-", "(6-0", ID{}, ID{5, maxU}, false},
-		{"(0-0", "+", ID{0, 1}, MaxID, false},
-		{"-", "(" + MaxID.String(), ID{}, ID{maxU, maxU - 1}, false},
+		{"(0-0", "+", ID{0, 1}, MaxID(), false},
+		{"-", "(" + MaxID().String(), ID{}, ID{maxU, maxU - 1}, false},
 		{"5-5", "5-4", ID{5, 5}, ID{5, 4}, true},
 		{"(5-5", "5-5", ID{5, 6}, ID{5, 5}, true},
-		{"+", "-", MaxID, ID{}, true},
+		{"+", "-", MaxID(), ID{}, true},
 	} {
 		lo, hi, empty, err := parseRange(c.start, c.end)
 		require.NoError(t, err, "%s %s", c.start, c.end)
@@ -136,7 +136,7 @@ func TestParseRangeBounds(t *testing.T) {
 
 func TestParseRangeRejects(t *testing.T) {
 	for _, c := range []struct{ start, end, bad string }{
-		{"(" + MaxID.String(), "+", "(" + MaxID.String()},
+		{"(" + MaxID().String(), "+", "(" + MaxID().String()},
 		{"-", "(0-0", "(0-0"},
 		{"*", "+", "*"},
 		{"5-*", "+", "5-*"},

@@ -47,7 +47,7 @@ func (s *Stream) infoLocked() StreamInfo {
 func (s *Stream) edgeLocked(last bool) *Entry {
 	c := getCollector()
 	defer putCollector(c)
-	s.collectRangeLocked(c, ID{}, MaxID, 1, last)
+	s.collectRangeLocked(c, ID{}, MaxID(), 1, last)
 	if es := c.entries(); len(es) == 1 {
 		return &es[0]
 	}
@@ -67,7 +67,7 @@ func (s *Stream) InfoFull(count int) (StreamInfo, error) {
 	info := s.infoLocked()
 	c := getCollector()
 	defer putCollector(c)
-	s.collectRangeLocked(c, ID{}, MaxID, count, false)
+	s.collectRangeLocked(c, ID{}, MaxID(), count, false)
 	info.Entries = c.entries()
 	info.GroupDetails = s.groupDetailsLocked(count)
 	return info, nil

@@ -253,7 +253,7 @@ func (sh *shard) collect(c *collector, from ID, strict bool, limit int) shardRea
 		rd.stale = true
 		return rd
 	}
-	s.walkLocked(from, MaxID, false, func(b *store.Block, sk sID, flags byte, body int) bool {
+	s.walkLocked(from, MaxID(), false, func(b *store.Block, sk sID, flags byte, body int) bool {
 		id := ID(sk)
 		if rd.n == limit {
 			rd.more, rd.nextMs = true, id.Ms

@@ -118,7 +118,7 @@ func TestGetRecordsAtShardEnd(t *testing.T) {
 	assert.Nil(t, res.NextShardIterator, "the end of a CLOSED shard")
 	want := []ChildShard{
 		{ShardID: "shardId-000000000001", ParentShards: []string{sh}, HashKeyRange: HashKeyRange{HashKey{}, HashKey{0, 999}}},
-		{ShardID: "shardId-000000000002", ParentShards: []string{sh}, HashKeyRange: HashKeyRange{HashKey{0, 1000}, MaxHashKey}},
+		{ShardID: "shardId-000000000002", ParentShards: []string{sh}, HashKeyRange: HashKeyRange{HashKey{0, 1000}, MaxHashKey()}},
 	}
 	assert.Equal(t, want, res.ChildShards)
 
@@ -136,7 +136,7 @@ func TestGetRecordsAtShardEnd(t *testing.T) {
 	assert.Nil(t, res.NextShardIterator)
 	assert.Equal(t, []ChildShard{{ShardID: "shardId-000000000003",
 		ParentShards: []string{"shardId-000000000001", "shardId-000000000002"},
-		HashKeyRange: HashKeyRange{HashKey{}, MaxHashKey}}}, res.ChildShards)
+		HashKeyRange: HashKeyRange{HashKey{}, MaxHashKey()}}}, res.ChildShards)
 }
 
 func TestIteratorBadInput(t *testing.T) {

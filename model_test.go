@@ -121,7 +121,7 @@ func (b bound) admits(id ID, isEnd bool) bool {
 	case bMinus: // the smallest ID
 		return !isEnd || id == ID{}
 	case bPlus: // the largest ID
-		return isEnd || id == MaxID
+		return isEnd || id == MaxID()
 	case bFull:
 		if isEnd {
 			return c <= 0
@@ -152,7 +152,7 @@ func (b bound) invalid(isEnd bool) bool {
 	case bInvalid:
 		return true
 	case bExclFull:
-		return (!isEnd && b.id == MaxID) || (isEnd && b.id == ID{})
+		return (!isEnd && b.id == MaxID()) || (isEnd && b.id == ID{})
 	}
 	return false
 }
@@ -227,7 +227,7 @@ func (g gen) bound() bound {
 	case 9:
 		return bound{text: "(" + strconv.FormatUint(id.Ms, 10), kind: bExclBare, id: ID{id.Ms, 0}}
 	case 10:
-		edge := []ID{{}, MaxID}[g.r.IntN(2)]
+		edge := []ID{{}, MaxID()}[g.r.IntN(2)]
 		return bound{text: "(" + edge.String(), kind: bExclFull, id: edge}
 	}
 	bad := []string{"*", "$", "x", "(-", "(+", "1-*", "", "((1", "1-2-3"}

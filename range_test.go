@@ -97,7 +97,7 @@ func TestRangeRejects(t *testing.T) {
 		{"-", "2-*", `"2-*"`},
 		{"$", "+", `"$"`},
 		{"x", "+", `"x"`},
-		{"(" + MaxID.String(), "+", MaxID.String()},
+		{"(" + MaxID().String(), "+", MaxID().String()},
 		{"-", "(0-0", "(0-0"},
 		{"-", "(-", "-"},
 	} {

@@ -17,6 +17,12 @@ type ReadArgs struct {
 	// Block is how long to wait when no stream has an entry after its ID:
 	// 0 returns at once, BlockForever (any negative value) waits until
 	// the context is done.
+	//
+	// This is the reverse of go-redis, whose XReadArgs.Block of 0 (its
+	// zero value) sends BLOCK 0 and waits forever, and of -1 does not
+	// block. Not blocking is Block: 0 here and Block: -1 in go-redis;
+	// waiting forever is Block: BlockForever here and Block: 0 in
+	// go-redis.
 	Block time.Duration
 }
 
@@ -126,11 +132,11 @@ func (s *Stream) readLocked(p *readPos, count int) []Entry {
 	c := getCollector()
 	defer putCollector(c)
 	if p.last {
-		s.collectRangeLocked(c, ID{}, MaxID, 1, true)
+		s.collectRangeLocked(c, ID{}, MaxID(), 1, true)
 		return c.entries()
 	}
 	if lo, ok := p.after.Next(); ok {
-		s.collectRangeLocked(c, lo, MaxID, count, false)
+		s.collectRangeLocked(c, lo, MaxID(), count, false)
 	}
 	return c.entries()
 }

@@ -15,6 +15,11 @@ type ReadGroupArgs struct {
 	// Block is how long a ">" read waits when there is nothing to
 	// deliver: 0 returns at once, BlockForever (any negative value)
 	// waits until the context is done. History reads never wait.
+	//
+	// This is the reverse of go-redis's XReadGroupArgs.Block, where 0
+	// (the zero value) waits forever and -1 does not block: not blocking
+	// is Block: 0 here and Block: -1 in go-redis; waiting forever is
+	// Block: BlockForever here and Block: 0 in go-redis.
 	Block time.Duration
 	// NoAck delivers entries without putting them in the PEL, as if they
 	// were acknowledged at once (Redis NOACK).
@@ -71,7 +76,7 @@ func (s *Stream) readNewLocked(g *group, c *consumer, count int, noack bool, now
 		owner = nil
 	}
 	if lo, ok := g.lastID.Next(); ok && g.lastID.Less(ID(s.st.LastID())) {
-		s.walkLocked(lo, MaxID, false, func(b *store.Block, sk sID, flags byte, body int) bool {
+		s.walkLocked(lo, MaxID(), false, func(b *store.Block, sk sID, flags byte, body int) bool {
 			id := ID(sk)
 			col.add(b, id, flags, body)
 			s.deliverLocked(g, owner, id, s.entriesReadAfterLocked(g, id), now)
@@ -91,7 +96,7 @@ func (s *Stream) hasNewLocked(g *group) bool {
 		return false
 	}
 	found := false
-	s.walkLocked(lo, MaxID, false, func(*store.Block, sID, byte, int) bool {
+	s.walkLocked(lo, MaxID(), false, func(*store.Block, sID, byte, int) bool {
 		found = true
 		return false
 	})
@@ -107,7 +112,7 @@ func (s *Stream) historyLocked(g *group, c *consumer, after ID, count int, now i
 	}
 	col := getCollector()
 	defer putCollector(col)
-	c.pel.Ascend(sid(lo), sid(MaxID), func(sk sID, _ *struct{}) bool {
+	c.pel.Ascend(sid(lo), sid(MaxID()), func(sk sID, _ *struct{}) bool {
 		id := ID(sk)
 		if b, flags, body, ok := s.entryLocked(id); ok {
 			col.add(b, id, flags, body)

@@ -90,7 +90,7 @@ func (ss *ShardedStream) MergeShards(shardID, adjacentShardID string) error {
 
 // adjacent reports whether b's range starts right after a's.
 func adjacent(a, b *shard) bool {
-	return a.keys.EndingHashKey != MaxHashKey && a.keys.EndingHashKey.add(HashKey{0, 1}) == b.keys.StartingHashKey
+	return a.keys.EndingHashKey != MaxHashKey() && a.keys.EndingHashKey.add(HashKey{0, 1}) == b.keys.StartingHashKey
 }
 
 // openShardLocked returns the OPEN shard called id.
@@ -174,7 +174,7 @@ func (ss *ShardedStream) UpdateShardCount(target int) error {
 			switch {
 			case k.sub(start).Less(tol) || k == start:
 				k = start
-			case sh.keys.EndingHashKey != MaxHashKey && next.sub(k).Less(tol):
+			case sh.keys.EndingHashKey != MaxHashKey() && next.sub(k).Less(tol):
 				k = next
 			default:
 				ss.splitLocked(sh, k, now)
@@ -187,7 +187,7 @@ func (ss *ShardedStream) UpdateShardCount(target int) error {
 			merged := false
 			ss.step(func(now int64) {
 				sh := ss.routeLocked(k)
-				if sh.keys.EndingHashKey == MaxHashKey {
+				if sh.keys.EndingHashKey == MaxHashKey() {
 					return
 				}
 				next := sh.keys.EndingHashKey.add(HashKey{0, 1})

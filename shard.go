@@ -176,7 +176,7 @@ func (ss *ShardedStream) initShardsLocked(n int) {
 	for i := range n {
 		r := HashKeyRange{StartingHashKey: w.mul(uint64(i)), EndingHashKey: w.mul(uint64(i + 1)).sub(HashKey{0, 1})}
 		if i == n-1 {
-			r.EndingHashKey = MaxHashKey
+			r.EndingHashKey = MaxHashKey()
 		}
 		ss.createShardLocked(r, nil, nil, ss.created, i)
 	}

@@ -417,11 +417,11 @@ func checkOpenShards(ss *ShardedStream) error {
 			return errors.New("open shards do not cover the hash keys in order")
 		}
 		if i < len(ss.open)-1 {
-			if sh.keys.EndingHashKey == MaxHashKey {
+			if sh.keys.EndingHashKey == MaxHashKey() {
 				return errors.New("open shards overlap")
 			}
 			next = sh.keys.EndingHashKey.add(HashKey{0, 1})
-		} else if sh.keys.EndingHashKey != MaxHashKey {
+		} else if sh.keys.EndingHashKey != MaxHashKey() {
 			return errors.New("open shards end before the last hash key")
 		}
 	}

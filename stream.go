@@ -233,7 +233,7 @@ func (s *Stream) add(args AddArgs, fields []Field, inDB bool) (ID, error) {
 // with ErrStreamExhausted when the last ID is MaxID.
 func (s *Stream) explicitIDLocked(raw string, want ID, seqGiven bool) (ID, error) {
 	last := ID(s.st.LastID())
-	if last == MaxID {
+	if last == MaxID() {
 		return ID{}, s.exhausted()
 	}
 	id := want
@@ -262,7 +262,7 @@ func (s *Stream) autoIDLocked(nowMs uint64) (id ID, ok bool) {
 
 // exhausted returns the ErrStreamExhausted error of s.
 func (s *Stream) exhausted() error {
-	return errorf(ErrStreamExhausted, "%slast ID is %s", s.namePrefix(), MaxID)
+	return errorf(ErrStreamExhausted, "%slast ID is %s", s.namePrefix(), MaxID())
 }
 
 // namePrefix returns "name: " for messages, or "" for a stream without a

@@ -85,7 +85,7 @@ func parseBound(s string, isEnd bool) (xstream.ID, error) {
 	case "-":
 		return xstream.ID{}, nil
 	case "+":
-		return xstream.MaxID, nil
+		return xstream.MaxID(), nil
 	}
 	excl := strings.HasPrefix(s, "(")
 	if excl {

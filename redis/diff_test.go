@@ -374,7 +374,7 @@ func (d *differ) step() {
 		if s, ok := d.local.Lookup(key); ok {
 			last = s.LastID()
 		}
-		id := xstream.MaxID
+		id := xstream.MaxID()
 		if last.Ms < 1<<62 {
 			id = xstream.ID{Ms: last.Ms + uint64(d.n(3)), Seq: uint64(d.n(3))}
 			if id.Less(last) {

@@ -36,7 +36,7 @@ func TestErrors(t *testing.T) {
 		require.ErrorAs(t, err, &re, "a mapped error still wraps the Redis error")
 		_, err = e.Add(ctx, s, xstream.AddArgs{ID: "0-0"}, xstream.Fields("a", "1")...)
 		is(err, xstream.ErrZeroID)
-		require.NoError(t, e.SetID(ctx, s, xstream.SetIDArgs{LastID: xstream.MaxID.String(), EntriesAdded: -1}))
+		require.NoError(t, e.SetID(ctx, s, xstream.SetIDArgs{LastID: xstream.MaxID().String(), EntriesAdded: -1}))
 		_, err = e.Add(ctx, s, xstream.AddArgs{}, xstream.Fields("a", "1")...)
 		is(err, xstream.ErrStreamExhausted)
 		_, err = e.Add(ctx, missing, xstream.AddArgs{NoMkStream: true}, xstream.Fields("a", "1")...)

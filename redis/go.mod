@@ -2,16 +2,11 @@ module github.com/xstreamgo/xstream/redis
 
 go 1.25.0
 
-replace (
-	github.com/xstreamgo/xstream => ../
-	github.com/xstreamgo/xstream/server => ../server
-)
-
 require (
 	github.com/redis/rueidis v1.0.79
 	github.com/stretchr/testify v1.12.1
-	github.com/xstreamgo/xstream v0.0.0-00010101000000-000000000000
-	github.com/xstreamgo/xstream/server v0.0.0-00010101000000-000000000000
+	github.com/xstreamgo/xstream v0.1.0
+	github.com/xstreamgo/xstream/server v0.1.0
 )
 
 require (

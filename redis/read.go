@@ -90,7 +90,7 @@ func parseGroupPos(streamsAndIDs []string) ([]readPos, error) {
 				return nil, err
 			}
 			p.kind, p.after = posHistory, s
-			if id == xstream.MaxID {
+			if id == xstream.MaxID() {
 				id.Seq--
 				p.after, p.drop = id.String(), true
 			}

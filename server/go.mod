@@ -6,7 +6,7 @@ require (
 	github.com/alicebob/miniredis/v2 v2.40.0
 	github.com/redis/go-redis/v9 v9.17.3
 	github.com/tidwall/redcon v1.6.4
-	github.com/xstreamgo/xstream v0.0.0-00010101000000-000000000000
+	github.com/xstreamgo/xstream v0.1.0
 )
 
 require (
@@ -17,5 +17,3 @@ require (
 	github.com/tidwall/match v1.1.1 // indirect
 	github.com/yuin/gopher-lua v1.1.1 // indirect
 )
-
-replace github.com/xstreamgo/xstream => ../

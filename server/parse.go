@@ -113,7 +113,7 @@ func parseID(s string, missingSeq uint64, strict, star bool) (parsedID, bool) {
 		if s == "-" {
 			return parsedID{seqGiven: true}, true
 		}
-		return parsedID{id: xstream.MaxID, seqGiven: true}, true
+		return parsedID{id: xstream.MaxID(), seqGiven: true}, true
 	}
 	msPart, seqPart, dot := strings.Cut(s, "-")
 	ms, ok := parseULL(msPart)

@@ -246,7 +246,7 @@ func (g *gen) next() []string {
 		// Not below the stream's last ID: the xstream server refuses an ID
 		// below an entry deleted from the end, which Redis 7.0 allows.
 		last := g.last(key)
-		id := xstream.MaxID
+		id := xstream.MaxID()
 		if last.Ms < 1<<62 {
 			id = xstream.ID{Ms: last.Ms + uint64(g.r.IntN(3)), Seq: uint64(g.r.IntN(3))}
 			if id.Less(last) {

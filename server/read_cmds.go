@@ -118,7 +118,7 @@ loop:
 				return
 			}
 			id = p.String()
-			if isGroup && p == xstream.MaxID {
+			if isGroup && p == xstream.MaxID() {
 				id = ">" // Redis marks ">" with the largest ID, so it reads as ">"
 			}
 		}
