@@ -14,7 +14,9 @@
 // RunTWith does the same with Options: a password, limits on requests,
 // replies, transactions and clients, and a clock for deterministic auto
 // IDs and idle times. Server.DB gives the xstream.DB behind a database, to
-// set up or inspect streams directly.
+// set up or inspect streams directly. Server.SetTime and
+// Server.FastForward move the time of every stream (auto IDs, idle times,
+// retention), as miniredis's SetTime and FastForward do for its keys.
 //
 // As a broker, New and Start listen on Options.Addr (127.0.0.1:6379 for the
 // xstream-server command in cmd/xstream-server); Shutdown stops reading new

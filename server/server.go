@@ -42,7 +42,8 @@ type Options struct {
 	// Redis. 0 means 10,000, Redis's maxclients.
 	MaxClients int
 	// Clock, when not nil, is the clock of the streams (auto IDs, idle
-	// times); by default the wall clock.
+	// times, retention); by default the wall clock. Server.SetTime and
+	// Server.FastForward move the time without one.
 	Clock func() time.Time
 	// Dir, when not "", keeps the databases on disk: database i (SELECT
 	// i) is the durable xstream DB of the subdirectory Dir/i, which Start
@@ -90,6 +91,8 @@ type Server struct {
 
 	nextID   atomic.Int64
 	commands atomic.Int64
+
+	clock clock // moved by SetTime and FastForward
 }
 
 // New returns a Server with the given options, not yet listening.
@@ -113,9 +116,8 @@ func New(opts Options) *Server {
 		opts.MaxMultiBytes = 64 << 20
 	}
 	s := &Server{opts: opts, conns: map[*conn]struct{}{}, durable: opts.Dir != ""}
-	if opts.Clock != nil {
-		s.dbOpts = append(s.dbOpts, xstream.WithClock(opts.Clock))
-	}
+	// The DBs read the server's clock, which SetTime and FastForward move.
+	s.dbOpts = append(s.dbOpts, xstream.WithClock(s.now))
 	if !s.durable {
 		for i := range s.dbs {
 			s.dbs[i] = xstream.NewDB(s.dbOpts...)
@@ -307,12 +309,4 @@ func (s *Server) Close() error {
 		return err
 	}
 	return s.closeErr
-}
-
-// now reads the streams' clock.
-func (s *Server) now() time.Time {
-	if s.opts.Clock != nil {
-		return s.opts.Clock()
-	}
-	return time.Now()
 }
