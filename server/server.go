@@ -92,7 +92,8 @@ type Server struct {
 	nextID   atomic.Int64
 	commands atomic.Int64
 
-	clock clock // moved by SetTime and FastForward
+	clock  clock  // moved by SetTime and FastForward
+	faults faults // set by SetError, FailNext and FailCommand
 }
 
 // New returns a Server with the given options, not yet listening.
