@@ -151,11 +151,20 @@ const NackIdle = -time.Millisecond
 // nothing). It fails with ErrNoGroup, ErrInvalidID or ErrInvalidArgument.
 // O(log P + rows), or O(log P + entries scanned) with MinIdle.
 func (s *Stream) PendingRange(group string, args PendingArgs) ([]PendingEntry, error) {
+	lo, hi, empty, err := args.check()
+	if err != nil {
+		return nil, err
+	}
+	return s.pendingPage(group, args, lo, hi, empty, args.Count)
+}
+
+// check checks the arguments of PendingRange and returns its bounds.
+func (args PendingArgs) check() (lo, hi ID, empty bool, err error) {
 	if args.Count < 0 {
-		return nil, errorf(ErrInvalidArgument, "count must be >= 0, got %d", args.Count)
+		return lo, hi, false, errorf(ErrInvalidArgument, "count must be >= 0, got %d", args.Count)
 	}
 	if err := checkDuration("MinIdle", args.MinIdle); err != nil {
-		return nil, err
+		return lo, hi, false, err
 	}
 	start, end := args.Start, args.End
 	if start == "" {
@@ -164,10 +173,12 @@ func (s *Stream) PendingRange(group string, args PendingArgs) ([]PendingEntry, e
 	if end == "" {
 		end = "+"
 	}
-	lo, hi, empty, err := parseRange(start, end)
-	if err != nil {
-		return nil, err
-	}
+	return parseRange(start, end)
+}
+
+// pendingPage is PendingRange within [lo, hi], with at most count rows
+// (0: no cap).
+func (s *Stream) pendingPage(group string, args PendingArgs, lo, hi ID, empty bool, count int) ([]PendingEntry, error) {
 	now := s.nowMs()
 	s.mu.RLock()
 	defer s.runlock()
@@ -183,7 +194,7 @@ func (s *Stream) PendingRange(group string, args PendingArgs) ([]PendingEntry, e
 		}
 		c = v.(*consumer)
 	}
-	return pendingRows(g, lo, hi, args.Count, c, args.MinIdle.Milliseconds(), now), nil
+	return pendingRows(g, lo, hi, count, c, args.MinIdle.Milliseconds(), now), nil
 }
 
 // pendingRows lists the PEL of g (or of its consumer c) within [lo, hi].
@@ -373,21 +384,36 @@ const autoClaimMaxCount = math.MaxInt64 / 10
 // changing nothing, with ErrNoGroup, ErrInvalidID or ErrInvalidArgument.
 // O((log P + log N) × entries examined).
 func (s *Stream) AutoClaim(group, consumer string, minIdle time.Duration, start string, args AutoClaimArgs) (AutoClaimResult, error) {
-	var res AutoClaimResult
+	cur, count, err := autoClaimCheck(minIdle, start, args)
+	if err != nil {
+		return AutoClaimResult{}, err
+	}
+	return s.autoClaim(group, consumer, minIdle, cur, count, args.JustID)
+}
+
+// autoClaimCheck checks the arguments of AutoClaim and returns the
+// parsed start and the count to claim.
+func autoClaimCheck(minIdle time.Duration, start string, args AutoClaimArgs) (ID, int, error) {
 	if err := checkDuration("min idle", minIdle); err != nil {
-		return res, err
+		return ID{}, 0, err
 	}
 	count := args.Count
 	if count < 0 || count > autoClaimMaxCount {
-		return res, errorf(ErrInvalidArgument, "count must be between 0 and %d, got %d", autoClaimMaxCount, count)
+		return ID{}, 0, errorf(ErrInvalidArgument, "count must be between 0 and %d, got %d", autoClaimMaxCount, count)
 	}
 	if count == 0 {
 		count = 100
 	}
 	cur, err := parseBound(start, false)
 	if err != nil {
-		return res, err
+		return ID{}, 0, err
 	}
+	return cur, count, nil
+}
+
+// autoClaim is AutoClaim from cur, with arguments checked.
+func (s *Stream) autoClaim(group, consumer string, minIdle time.Duration, cur ID, count int, justID bool) (AutoClaimResult, error) {
+	var res AutoClaimResult
 	now := s.nowMs()
 	minMs := minIdle.Milliseconds()
 
@@ -418,8 +444,8 @@ func (s *Stream) AutoClaim(group, consumer string, minIdle time.Duration, start 
 			res.Deleted = append(res.Deleted, id)
 			count--
 		} else if rec.owner == 0 || minMs == 0 || now-rec.deliveryMs >= minMs {
-			s.claimLocked(g, id, c, now, claimCount(rec.count, nil, args.JustID))
-			if args.JustID {
+			s.claimLocked(g, id, c, now, claimCount(rec.count, nil, justID))
+			if justID {
 				col.addDeleted(id)
 			} else {
 				col.add(b, id, flags, body)

@@ -146,6 +146,10 @@ func (c *conn) dispatch(args [][]byte) {
 		}
 		return
 	}
+	if msg, ok := c.srv.faults.failure(cmd); ok {
+		c.injectedFailure(cmd, msg)
+		return
+	}
 	if c.multi && cmd.noMulti {
 		c.err("ERR Command not allowed inside a transaction")
 		c.dirty = true

@@ -14,7 +14,11 @@
 // RunTWith does the same with Options: a password, limits on requests,
 // replies, transactions and clients, and a clock for deterministic auto
 // IDs and idle times. Server.DB gives the xstream.DB behind a database, to
-// set up or inspect streams directly.
+// set up or inspect streams directly. Server.SetTime and
+// Server.FastForward move the time of every stream (auto IDs, idle times,
+// retention), as miniredis's SetTime and FastForward do for its keys.
+// SetError, FailNext and FailCommand make commands fail, and Restart
+// restarts the server on the same address, keeping the data.
 //
 // As a broker, New and Start listen on Options.Addr (127.0.0.1:6379 for the
 // xstream-server command in cmd/xstream-server); Shutdown stops reading new
@@ -35,9 +39,10 @@
 // Once writing a DB's log failed, its write commands (and PING) get
 // Redis's MISCONF error while reads go on. SAVE, BGSAVE, BGREWRITEAOF and
 // LASTSAVE take and report snapshots (DB.Snapshot), and INFO has Redis's
-// persistence section. To test recovery code, close a server and start
-// another on the same directory (RunTDir, or RunTWith with Options.Dir,
-// twice).
+// persistence section. To test recovery code, restart the server
+// (Server.Restart reopens its DBs from disk on the same address), or close
+// it and start another on the same directory (RunTDir, or RunTWith with
+// Options.Dir, twice).
 //
 // A Server holds 16 databases (SELECT 0..15), each an xstream.DB, and
 // answers the stream commands of Redis 7 and 8 with Redis's replies and

@@ -17,14 +17,15 @@ func RunT(t testing.TB) *Server {
 // directory to keep the databases in (Options.Dir). The cleanup fails the
 // test if closing a durable server's DBs fails.
 //
-// To test recovery, close the server and start another on the same
-// directory; it holds every change the first one acknowledged:
+// To test recovery, restart the server (Server.Restart: same address,
+// the DBs closed and opened again from disk), or close it and start
+// another on the same directory; it holds every change the first one
+// acknowledged:
 //
 //	srv := server.RunTWith(t, server.Options{Dir: dir})
 //	// ... write through a client, then
-//	srv.Close()
-//	srv = server.RunTWith(t, server.Options{Dir: dir})
-//	// ... the code under test reads what the first one kept
+//	srv.Restart()
+//	// ... the code under test reconnects and reads what was kept
 //
 // Close here is a clean shutdown. What a crash of the server process
 // would leave is the same for every change a client got a reply to (the

@@ -42,7 +42,8 @@ type Options struct {
 	// Redis. 0 means 10,000, Redis's maxclients.
 	MaxClients int
 	// Clock, when not nil, is the clock of the streams (auto IDs, idle
-	// times); by default the wall clock.
+	// times, retention); by default the wall clock. Server.SetTime and
+	// Server.FastForward move the time without one.
 	Clock func() time.Time
 	// Dir, when not "", keeps the databases on disk: database i (SELECT
 	// i) is the durable xstream DB of the subdirectory Dir/i, which Start
@@ -68,9 +69,13 @@ type Server struct {
 	opts    Options
 	dbOpts  []xstream.Option
 	dbs     [numDBs]*xstream.DB
-	durable bool // the DBs are kept in opts.Dir
-	ln      net.Listener
+	durable bool                   // the DBs are kept in opts.Dir
+	ln      net.Listener           // guarded by mu
+	addr    atomic.Pointer[string] // the address listened on, from Start on
 	started time.Time
+	// life serializes Start, Shutdown and Restart; it is held across
+	// Shutdown's wait for the connections, which never take it.
+	life sync.Mutex
 
 	persist persistence  // SAVE, BGSAVE, BGREWRITEAOF and their INFO fields
 	changes atomic.Int64 // write commands run since the last save
@@ -91,6 +96,9 @@ type Server struct {
 	nextID   atomic.Int64
 	commands atomic.Int64
 	stats    stats // INFO commandstats, errorstats, blocked_clients
+
+	clock  clock  // moved by SetTime and FastForward
+	faults faults // set by SetError, FailNext and FailCommand
 }
 
 // New returns a Server with the given options, not yet listening.
@@ -114,9 +122,8 @@ func New(opts Options) *Server {
 		opts.MaxMultiBytes = 64 << 20
 	}
 	s := &Server{opts: opts, conns: map[*conn]struct{}{}, durable: opts.Dir != ""}
-	if opts.Clock != nil {
-		s.dbOpts = append(s.dbOpts, xstream.WithClock(opts.Clock))
-	}
+	// The DBs read the server's clock, which SetTime and FastForward move.
+	s.dbOpts = append(s.dbOpts, xstream.WithClock(s.now))
 	if !s.durable {
 		for i := range s.dbs {
 			s.dbs[i] = xstream.NewDB(s.dbOpts...)
@@ -138,7 +145,17 @@ func New(opts Options) *Server {
 // directory open, xstream.ErrCorrupt for a damaged file, ...) or the
 // address cannot be listened on.
 func (s *Server) Start() error {
-	if s.ln != nil || s.isClosing() {
+	s.life.Lock()
+	defer s.life.Unlock()
+	return s.startLocked(s.opts.Addr)
+}
+
+// startLocked is Start on addr; the caller holds s.life.
+func (s *Server) startLocked(addr string) error {
+	s.mu.Lock()
+	busy := s.ln != nil || s.closing
+	s.mu.Unlock()
+	if busy {
 		return errors.New("xstream server: Start of a server already started or closed")
 	}
 	s.started = time.Now()
@@ -147,14 +164,18 @@ func (s *Server) Start() error {
 			return err
 		}
 	}
-	ln, err := net.Listen("tcp", s.opts.Addr)
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		s.closeDBs()
 		return err
 	}
+	a := ln.Addr().String()
+	s.addr.Store(&a)
+	s.mu.Lock()
 	s.ln = ln
+	s.mu.Unlock()
 	s.wg.Add(1)
-	go s.acceptLoop()
+	go s.acceptLoop(ln)
 	if s.durable {
 		s.wg.Add(1)
 		go s.persist.cron()
@@ -176,7 +197,9 @@ func (s *Server) openDBs() error {
 			}
 			return fmt.Errorf("xstream server: database %d (%s): %w", i, dir, err)
 		}
+		s.mu.Lock() // for DB
 		s.dbs[i] = db
+		s.mu.Unlock()
 		s.loaded += int64(db.Len())
 	}
 	return nil
@@ -196,25 +219,40 @@ func (s *Server) closeDBs() error {
 		if err := db.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("xstream server: closing database %d: %w", i, err))
 		}
+		s.mu.Lock() // for DB
 		s.dbs[i] = nil
+		s.mu.Unlock()
 	}
 	return errors.Join(errs...)
 }
 
-// Addr returns the address the server listens on, as "host:port".
-func (s *Server) Addr() string { return s.ln.Addr().String() }
+// Addr returns the address the server listens on, as "host:port": from
+// Start on, and after Close still the address it listened on (the one
+// Restart listens on again); "" before Start. O(1), safe for concurrent
+// use.
+func (s *Server) Addr() string {
+	if a := s.addr.Load(); a != nil {
+		return *a
+	}
+	return ""
+}
 
 // DB returns database i (0..15), for a test that wants to look at or
 // prepare the streams directly. A durable server's DBs exist from Start
-// to Close: DB returns nil before Start and after Close. Changes made
-// through it reach the log as the DB's sync policy says (DB.Flush writes
-// them to the OS at once).
-func (s *Server) DB(i int) *xstream.DB { return s.dbs[i] }
+// to Close: DB returns nil before Start and after Close, and a new DB,
+// reopened from disk, after Restart. Changes made through it reach the
+// log as the DB's sync policy says (DB.Flush writes them to the OS at
+// once). O(1), safe for concurrent use.
+func (s *Server) DB(i int) *xstream.DB {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.dbs[i]
+}
 
-func (s *Server) acceptLoop() {
+func (s *Server) acceptLoop(ln net.Listener) {
 	defer s.wg.Done()
 	for {
-		nc, err := s.ln.Accept()
+		nc, err := ln.Accept()
 		if err != nil {
 			var ne net.Error
 			if errors.As(err, &ne) && ne.Timeout() {
@@ -257,6 +295,13 @@ func (s *Server) acceptLoop() {
 // closes every DB, which writes and syncs its log. Shutdown returns
 // ctx.Err() if ctx ended first, else the errors of closing the DBs.
 func (s *Server) Shutdown(ctx context.Context) error {
+	s.life.Lock()
+	defer s.life.Unlock()
+	return s.shutdownLocked(ctx)
+}
+
+// shutdownLocked is Shutdown; the caller holds s.life.
+func (s *Server) shutdownLocked(ctx context.Context) error {
 	s.mu.Lock()
 	if s.closing {
 		s.mu.Unlock()
@@ -303,18 +348,17 @@ const closeGrace = 5 * time.Second
 // client that does not read its replies cannot hold it up. It returns the
 // errors of closing the durable DBs.
 func (s *Server) Close() error {
+	s.life.Lock()
+	defer s.life.Unlock()
+	return s.closeLocked()
+}
+
+// closeLocked is Close; the caller holds s.life.
+func (s *Server) closeLocked() error {
 	ctx, cancel := context.WithTimeout(context.Background(), closeGrace)
 	defer cancel()
-	if err := s.Shutdown(ctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+	if err := s.shutdownLocked(ctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
 	return s.closeErr
-}
-
-// now reads the streams' clock.
-func (s *Server) now() time.Time {
-	if s.opts.Clock != nil {
-		return s.opts.Clock()
-	}
-	return time.Now()
 }
