@@ -173,7 +173,7 @@ func (c *conn) stopReading() {
 }
 
 func (c *conn) serve() {
-	c.fr = newFrameReader(c.nc, defaultLimits(c.srv.opts.MaxRequestBytes, c.srv.opts.MaxArgs))
+	c.fr = newFrameReader(c.nc, frameLimits{max: c.srv.opts.MaxRequestBytes, maxArgs: c.srv.opts.MaxArgs})
 	c.ahead = newRequestQueue(min(c.srv.opts.MaxRequestBytes, maxQueueBytes))
 	for {
 		args, err := c.next()
@@ -337,6 +337,7 @@ func (c *conn) fill() error {
 	if cap(c.in)-len(c.in) < inChunk {
 		c.in = slices.Grow(c.in, max(inChunk, len(c.in)))
 	}
+	c.fr.lim.unauth = !c.authed
 	n, err := c.fr.Read(c.in[len(c.in):cap(c.in)])
 	c.in = c.in[:len(c.in)+n]
 	c.partial = c.fr.midRequest()

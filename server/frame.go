@@ -13,6 +13,8 @@ var (
 	errBulkLength      = errors.New("Protocol error: invalid bulk length")
 	errMultibulkLength = errors.New("Protocol error: invalid multibulk length")
 	errInlineTooBig    = errors.New("Protocol error: too big inline request")
+	errUnauthMultibulk = errors.New("Protocol error: unauthenticated multibulk length")
+	errUnauthBulk      = errors.New("Protocol error: unauthenticated bulk length")
 )
 
 const (
@@ -22,6 +24,10 @@ const (
 	// maxInline is Redis's PROTO_INLINE_MAX_SIZE: an inline request
 	// whose line (without its CR LF) is longer is refused.
 	maxInline = 64 << 10
+	// Redis's limits on the requests of a client that has not
+	// authenticated (networking.c).
+	maxUnauthArgs = 10
+	maxUnauthBulk = 16 << 10
 )
 
 // Scanner states.
@@ -54,18 +60,17 @@ type frameReader struct {
 	scan frameScan
 }
 
-// frameLimits are what a frameReader refuses, and with which error.
+// frameLimits are what a frameReader refuses.
 type frameLimits struct {
-	max     int   // bytes of a request
-	maxArgs int   // arguments of a request (*N)
-	maxBulk int   // bytes of one argument ($N)
-	argsErr error // for *N past maxArgs
-	bulkErr error // for $N past maxBulk
-}
-
-// defaultLimits are the limits of a connection that needs no AUTH.
-func defaultLimits(maxBytes, maxArgs int) frameLimits {
-	return frameLimits{max: maxBytes, maxArgs: maxArgs, maxBulk: maxBulkLen, argsErr: errMultibulkLength, bulkErr: errBulkLength}
+	max     int // bytes of a request
+	maxArgs int // arguments of a request (*N)
+	// unauth is true while the client has not authenticated to a server
+	// that wants a password: as Redis, a request may then have at most
+	// maxUnauthArgs arguments of at most maxUnauthBulk bytes, and the
+	// reader hands over one request at a time, so that each is framed
+	// with the limits in force once the requests before it have run
+	// (an AUTH among them lifts them for the next).
+	unauth bool
 }
 
 // frameScan is where the scan of the input stands. It is a value: a copy
@@ -166,6 +171,9 @@ func (f *frameReader) fill(p []byte) (n int, held bool, err error) {
 			break
 		}
 		end, n, at = i, w+i-seg, s
+		if f.lim.unauth {
+			break // one at a time: see frameLimits
+		}
 	}
 	if err != nil {
 		f.err = err
@@ -242,8 +250,10 @@ func (f *frameScan) step(buf []byte, i int, lim *frameLimits) (int, error) {
 			switch {
 			case !ok || v > maxMultibulkLen:
 				return i, errMultibulkLength
+			case lim.unauth && v > maxUnauthArgs:
+				return i, errUnauthMultibulk
 			case v > int64(lim.maxArgs):
-				return i, lim.argsErr
+				return i, errMultibulkLength
 			case v <= 0:
 				f.state, f.empty = stStart, true // Redis ignores it
 			default:
@@ -255,8 +265,8 @@ func (f *frameScan) step(buf []byte, i int, lim *frameLimits) (int, error) {
 		if !ok || v < 0 || v > int64(maxBulkLen) {
 			return i, errBulkLength
 		}
-		if v > int64(lim.maxBulk) {
-			return i, lim.bulkErr
+		if lim.unauth && v > maxUnauthBulk {
+			return i, errUnauthBulk
 		}
 		if int(v) > max-f.size {
 			return i, errRequestTooLarge
