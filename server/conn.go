@@ -40,10 +40,15 @@ type conn struct {
 	cancel   context.CancelFunc
 	clientID int64
 
-	fr      *frameReader
-	in      []byte        // input read from fr; in[pos:] is not parsed yet
-	pos     int           //
-	argv    [][]byte      // reused for the arguments of each request
+	fr   *frameReader
+	in   []byte   // input read from fr; in[pos:] is not parsed yet
+	pos  int      //
+	argv [][]byte // reused for the arguments of each request
+	// partial is true when the input read ends inside a RESP request
+	// (frameReader.midRequest) and every whole request before it has
+	// been parsed: parse waits for the rest rather than parsing the same
+	// start again after every read.
+	partial bool
 	ahead   *requestQueue // read by the watcher while a command blocked
 	readErr error         // what ended the input, once seen
 
@@ -170,7 +175,7 @@ func (c *conn) stopReading() {
 }
 
 func (c *conn) serve() {
-	c.fr = newFrameReader(c.nc, c.srv.opts.MaxRequestBytes)
+	c.fr = newFrameReader(c.nc, frameLimits{max: c.srv.opts.MaxRequestBytes, maxArgs: c.srv.opts.MaxArgs})
 	c.ahead = newRequestQueue(min(c.srv.opts.MaxRequestBytes, maxQueueBytes))
 	for {
 		args, err := c.next()
@@ -260,9 +265,18 @@ func (c *conn) parse() (args [][]byte, ok bool, err error) {
 			}
 			return cmd.Args, true, nil
 		}
+		if c.partial {
+			return nil, false, nil
+		}
+		// The request is whole (see partial) and frame.go has checked
+		// its header: make room for its arguments at once rather than
+		// by appends, which would copy them over and over.
+		if n := arrayLen(b); n > cap(c.argv) {
+			c.argv = make([][]byte, 0, n)
+		}
 		// frame.go has refused the bulk lengths ReadNextCommand would
 		// mishandle (negative ones) before they reach it.
-		complete, args, _, rest, err := redcon.ReadNextCommand(b, c.argv[:0])
+		complete, args, _, rest, err := readNextCommand(b, c.argv[:0])
 		c.argv = args // keep the capacity, also of an incomplete request
 		if err != nil {
 			return nil, false, err
@@ -276,6 +290,24 @@ func (c *conn) parse() (args [][]byte, ok bool, err error) {
 		}
 	}
 	return nil, false, nil
+}
+
+// readNextCommand parses a RESP request; a variable so that a test can
+// count the parses.
+var readNextCommand = redcon.ReadNextCommand
+
+// arrayLen returns the count of the *N header that b starts with, 0 if
+// it has none whole.
+func arrayLen(b []byte) int {
+	end := bytes.IndexByte(b[:min(len(b), maxHeaderLine)], '\r')
+	if end < 1 {
+		return 0
+	}
+	n, ok := parseLL(b[1:end])
+	if !ok || n < 0 {
+		return 0
+	}
+	return int(n)
 }
 
 // maxKeptArgs is the most argument slots a connection keeps between
@@ -307,8 +339,10 @@ func (c *conn) fill() error {
 	if cap(c.in)-len(c.in) < inChunk {
 		c.in = slices.Grow(c.in, max(inChunk, len(c.in)))
 	}
+	c.fr.lim.unauth = !c.authed
 	n, err := c.fr.Read(c.in[len(c.in):cap(c.in)])
 	c.in = c.in[:len(c.in)+n]
+	c.partial = c.fr.midRequest()
 	return err
 }
 

@@ -13,6 +13,8 @@ var (
 	errBulkLength      = errors.New("Protocol error: invalid bulk length")
 	errMultibulkLength = errors.New("Protocol error: invalid multibulk length")
 	errInlineTooBig    = errors.New("Protocol error: too big inline request")
+	errUnauthMultibulk = errors.New("Protocol error: unauthenticated multibulk length")
+	errUnauthBulk      = errors.New("Protocol error: unauthenticated bulk length")
 )
 
 const (
@@ -22,6 +24,10 @@ const (
 	// maxInline is Redis's PROTO_INLINE_MAX_SIZE: an inline request
 	// whose line (without its CR LF) is longer is refused.
 	maxInline = 64 << 10
+	// Redis's limits on the requests of a client that has not
+	// authenticated (networking.c).
+	maxUnauthArgs = 10
+	maxUnauthBulk = 16 << 10
 )
 
 // Scanner states.
@@ -49,9 +55,22 @@ const (
 // unbalanced quotes), and Redis answers them.
 type frameReader struct {
 	br   *bufio.Reader
-	max  int
+	lim  frameLimits
 	err  error // returned once the requests before it are handed over
 	scan frameScan
+}
+
+// frameLimits are what a frameReader refuses.
+type frameLimits struct {
+	max     int // bytes of a request
+	maxArgs int // arguments of a request (*N)
+	// unauth is true while the client has not authenticated to a server
+	// that wants a password: as Redis, a request may then have at most
+	// maxUnauthArgs arguments of at most maxUnauthBulk bytes, and the
+	// reader hands over one request at a time, so that each is framed
+	// with the limits in force once the requests before it have run
+	// (an AUTH among them lifts them for the next).
+	unauth bool
 }
 
 // frameScan is where the scan of the input stands. It is a value: a copy
@@ -68,8 +87,8 @@ type frameScan struct {
 	empty bool                // the request that just ended is empty (stStart)
 }
 
-func newFrameReader(r io.Reader, max int) *frameReader {
-	return &frameReader{br: bufio.NewReaderSize(r, readChunk), max: max}
+func newFrameReader(r io.Reader, lim frameLimits) *frameReader {
+	return &frameReader{br: bufio.NewReaderSize(r, readChunk), lim: lim}
 }
 
 // Read hands over the whole requests buffered, without the empty ones, or
@@ -102,6 +121,20 @@ func (f *frameReader) Read(p []byte) (int, error) {
 	}
 }
 
+// midRequest reports whether what Read has handed over ends inside a RESP
+// request, so that the last request handed over is not whole. Read hands
+// over the start of a request only when it holds no whole one, so the
+// bytes handed over since the last whole request are that start alone:
+// parsing them can wait for the next Read, which keeps the cost of a
+// request read in many pieces linear in its size.
+func (f *frameReader) midRequest() bool {
+	switch f.scan.state {
+	case stArray, stBulk, stBody:
+		return true
+	}
+	return false
+}
+
 // fill does Read's work on what is buffered. It returns 0 when it only
 // dropped empty requests, or when held, when what is buffered is the
 // start of a request that may yet be empty.
@@ -116,7 +149,7 @@ func (f *frameReader) fill(p []byte) (n int, held bool, err error) {
 		if s.state == stStart {
 			req = i
 		}
-		if i, err = s.step(buf, i, f.max); err != nil {
+		if i, err = s.step(buf, i, &f.lim); err != nil {
 			break
 		}
 		if s.state != stStart {
@@ -138,6 +171,9 @@ func (f *frameReader) fill(p []byte) (n int, held bool, err error) {
 			break
 		}
 		end, n, at = i, w+i-seg, s
+		if f.lim.unauth {
+			break // one at a time: see frameLimits
+		}
 	}
 	if err != nil {
 		f.err = err
@@ -151,7 +187,7 @@ func (f *frameReader) fill(p []byte) (n int, held bool, err error) {
 		end = min(len(buf), len(p))
 		at = f.scan
 		for j := 0; j < end; {
-			j, _ = at.step(buf[:end], j, f.max)
+			j, _ = at.step(buf[:end], j, &f.lim)
 		}
 		n = end
 	}
@@ -166,7 +202,8 @@ func (f *frameReader) fill(p []byte) (n int, held bool, err error) {
 
 // step scans buf from i, stopping at the end of a header line, payload or
 // request, and returns where it stopped.
-func (f *frameScan) step(buf []byte, i, max int) (int, error) {
+func (f *frameScan) step(buf []byte, i int, lim *frameLimits) (int, error) {
+	max := lim.max
 	start := i
 	switch f.state {
 	case stStart:
@@ -213,6 +250,10 @@ func (f *frameScan) step(buf []byte, i, max int) (int, error) {
 			switch {
 			case !ok || v > maxMultibulkLen:
 				return i, errMultibulkLength
+			case lim.unauth && v > maxUnauthArgs:
+				return i, errUnauthMultibulk
+			case v > int64(lim.maxArgs):
+				return i, errMultibulkLength
 			case v <= 0:
 				f.state, f.empty = stStart, true // Redis ignores it
 			default:
@@ -223,6 +264,9 @@ func (f *frameScan) step(buf []byte, i, max int) (int, error) {
 		v, ok := parseLL(line[1:])
 		if !ok || v < 0 || v > int64(maxBulkLen) {
 			return i, errBulkLength
+		}
+		if lim.unauth && v > maxUnauthBulk {
+			return i, errUnauthBulk
 		}
 		if int(v) > max-f.size {
 			return i, errRequestTooLarge

@@ -37,7 +37,7 @@ func (c *chunkReader) Read(p []byte) (int, error) {
 // commands, one string each with its arguments joined by '|', and the
 // error that ended the input (nil for io.EOF).
 func parseAll(r io.Reader, max int) ([]string, error) {
-	rd := redcon.NewReader(newFrameReader(r, max))
+	rd := redcon.NewReader(newFrameReader(r, frameLimits{max: max, maxArgs: 1 << 20}))
 	var out []string
 	for {
 		cmds, err := rd.ReadCommands()
@@ -167,7 +167,7 @@ func TestFrameRandomCuts(t *testing.T) {
 		for i := range chunks {
 			chunks[i] = 1 + r.IntN(300)
 		}
-		f := newFrameReader(&chunkReader{data: in.Bytes(), chunks: chunks}, 1<<20)
+		f := newFrameReader(&chunkReader{data: in.Bytes(), chunks: chunks}, frameLimits{max: 1 << 20, maxArgs: 1 << 20})
 		var got []byte
 		for {
 			p := make([]byte, 1+r.IntN(200))
@@ -208,7 +208,7 @@ func TestFrameReadAllocs(t *testing.T) {
 		{"whole", src, func() { src.Reset(data) }},
 		{"cut", cut, func() { cut.data, cut.chunks, cut.next = data, chunks, 0 }},
 	} {
-		f := newFrameReader(tc.r, 1<<20)
+		f := newFrameReader(tc.r, frameLimits{max: 1 << 20, maxArgs: 1 << 20})
 		allocs := testing.AllocsPerRun(100, func() {
 			tc.set()
 			for {
@@ -234,7 +234,7 @@ func TestFrameReadAllocs(t *testing.T) {
 func BenchmarkFrameRead(b *testing.B) {
 	data := bytes.Repeat([]byte(resp("XADD", "s", "*", "f", "v")), 1000)
 	src := bytes.NewReader(data)
-	f := newFrameReader(src, 1<<20)
+	f := newFrameReader(src, frameLimits{max: 1 << 20, maxArgs: 1 << 20})
 	p := make([]byte, 4096)
 	b.SetBytes(int64(len(data)))
 	for b.Loop() {

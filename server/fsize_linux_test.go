@@ -16,3 +16,13 @@ func limitFileSize(n int64) error {
 	lim.Cur = uint64(n)
 	return syscall.Setrlimit(syscall.RLIMIT_FSIZE, &lim)
 }
+
+// limitOpenFiles lowers this process's soft limit on open files to n.
+func limitOpenFiles(n uint64) error {
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		return err
+	}
+	lim.Cur = n
+	return syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim)
+}

@@ -29,12 +29,16 @@ import (
 // directory.
 
 const (
-	helperDirEnv    = "XSTREAM_HELPER_DIR"   // the server's Dir: set only in a child
-	helperFsyncEnv  = "XSTREAM_HELPER_FSYNC" // always, everysec or no
-	helperAddrEnv   = "XSTREAM_HELPER_ADDR"  // address to listen on ("": a free port)
-	helperFsizeEnv  = "XSTREAM_HELPER_FSIZE" // a file size limit, set after Start (Linux)
-	killSeedEnv     = "XSTREAM_KILL_SEED"    // replays a TestKillRecovery run
+	helperDirEnv    = "XSTREAM_HELPER_DIR"    // the server's Dir: set only in a child
+	helperFsyncEnv  = "XSTREAM_HELPER_FSYNC"  // always, everysec or no
+	helperAddrEnv   = "XSTREAM_HELPER_ADDR"   // address to listen on ("": a free port)
+	helperFsizeEnv  = "XSTREAM_HELPER_FSIZE"  // a file size limit, set after Start (Linux)
+	helperNofileEnv = "XSTREAM_HELPER_NOFILE" // a limit on open files, set before New (Linux)
+	killSeedEnv     = "XSTREAM_KILL_SEED"     // replays a TestKillRecovery run
 	helperReadyLine = "XSTREAM-HELPER-LISTENING "
+	// helperMaxClientsLine, after the address, gives the MaxClients
+	// the server runs with.
+	helperMaxClientsLine = "XSTREAM-HELPER-MAXCLIENTS "
 )
 
 // isHelper reports whether this process is a child of the crash tests.
@@ -64,6 +68,13 @@ func TestHelperServerProcess(t *testing.T) {
 	}
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGTERM)
+	if s := os.Getenv(helperNofileEnv); s != "" {
+		n, _ := strconv.ParseUint(s, 10, 64)
+		if err := limitOpenFiles(n); err != nil {
+			fmt.Println("ERROR", err)
+			os.Exit(3)
+		}
+	}
 	srv := New(Options{Addr: os.Getenv(helperAddrEnv), Dir: os.Getenv(helperDirEnv), AppendFsync: policy})
 	if err := srv.Start(); err != nil {
 		fmt.Println("ERROR", err)
@@ -77,6 +88,7 @@ func TestHelperServerProcess(t *testing.T) {
 		}
 	}
 	fmt.Println(helperReadyLine + srv.Addr())
+	fmt.Println(helperMaxClientsLine + strconv.Itoa(srv.opts.MaxClients))
 	<-sig
 	if err := srv.Close(); err != nil {
 		fmt.Println("ERROR", err)

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"testing/synctest"
+
+	"github.com/tidwall/redcon"
 	"time"
 )
 
@@ -248,29 +250,34 @@ func TestBulkLengthRefused(t *testing.T) {
 		{"*1\r\n$-1\r\n", `-"ERR Protocol error: invalid bulk length"`},
 		{"*1\r\n$abc\r\n", `-"ERR Protocol error: invalid bulk length"`},
 		{"*2147483648\r\n", `-"ERR Protocol error: invalid multibulk length"`},
-		{resp("PING") + "*1\r\n$536870913\r\n", `+"PONG"`},
+		// Past MaxArgs (1,048,576 by default), refused at the header.
+		{"*2147483647\r\n" + strings.Repeat("$1\r\nx\r\n", 1000), `-"ERR Protocol error: invalid multibulk length"`},
+		{"*1048577\r\n", `-"ERR Protocol error: invalid multibulk length"`},
 	} {
-		nc, err := net.Dial("tcp", srv.Addr())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := nc.Write([]byte(tc.in)); err != nil {
-			t.Fatal(err)
-		}
-		rd := bufio.NewReader(nc)
+		expectRefused(t, srv.Addr(), tc.in, tc.want)
+	}
+	expectRefused(t, srv.Addr(), resp("PING")+"*1\r\n$536870913\r\n", `+"PONG"`, `-"ERR Protocol error: invalid bulk length"`)
+}
+
+// expectRefused sends in on a new connection to addr, expects the replies
+// want, the last an error, and then the connection to be closed.
+func expectRefused(t *testing.T, addr, in string, want ...string) {
+	t.Helper()
+	nc, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	go nc.Write([]byte(in)) // the server may close before it read all
+	rd := bufio.NewReader(nc)
+	for i, w := range want {
 		r, err := readReply(rd)
-		if err != nil || r.String() != tc.want {
-			t.Fatalf("%q: got %v, %v; want %s", tc.in, r, err, tc.want)
+		if err != nil || r.String() != w {
+			t.Fatalf("%.80q: reply %d is %v, %v; want %s", in, i+1, r, err, w)
 		}
-		if strings.HasPrefix(tc.want, "+") {
-			if r, err = readReply(rd); err != nil || r.String() != `-"ERR Protocol error: invalid bulk length"` {
-				t.Fatalf("%q: second reply %v, %v", tc.in, r, err)
-			}
-		}
-		if _, err := readReply(rd); err == nil {
-			t.Fatalf("%q: the connection stayed open", tc.in)
-		}
-		nc.Close()
+	}
+	if r, err := readReply(rd); err == nil {
+		t.Fatalf("%.80q: the connection stayed open (then %v)", in, r)
 	}
 }
 
@@ -286,5 +293,26 @@ func TestPipelineBufferIsBounded(t *testing.T) {
 	}
 	if growth > 4<<20 {
 		t.Fatalf("the heap grew %d bytes over a pipeline of small requests", growth)
+	}
+}
+
+// A request read in many pieces is parsed once, when it is whole, not
+// again after every read: its cost is linear in its size. The arguments
+// of the *N header are refused before any of them is read.
+func TestBigRequestParsedOnce(t *testing.T) {
+	parses := 0
+	orig := readNextCommand
+	readNextCommand = func(packet []byte, argsbuf [][]byte) (bool, [][]byte, redcon.Kind, []byte, error) {
+		parses++
+		return orig(packet, argsbuf)
+	}
+	defer func() { readNextCommand = orig }()
+	req := bigRequest([]string{"XDEL", "missing"}, 100_000, idArg) // 1.2 MB, 19 reads of 64 KiB
+	f := &memConn{rep: req, left: 2 * len(req), keep: true}
+	srv := New(Options{})
+	defer srv.cancel()
+	newConn(srv, f).serve()
+	if f.out.String() != ":0\r\n:0\r\n" || parses != 2 {
+		t.Fatalf("two requests of %d bytes: replies %q, %d parses", len(req), f.out.String(), parses)
 	}
 }

@@ -62,17 +62,25 @@ func BenchmarkServe(b *testing.B) {
 					s.Add(xstream.AddArgs{ID: strconv.Itoa(i) + "-0"}, xstream.Fields("sensor-id", "1234", "temperature", "19.8")...)
 				}
 			}
-			f := &memConn{rep: []byte(tc.req), left: b.N * len(tc.req)}
-			c := newConn(srv, f)
-			b.SetBytes(int64(len(tc.req)))
-			b.ReportAllocs()
-			b.ResetTimer()
-			c.serve()
-			b.StopTimer()
+			f := serveMemory(b, srv, []byte(tc.req), false)
 			b.ReportMetric(float64(f.written)/float64(b.N), "reply-B/op")
 			srv.cancel()
 		})
 	}
+}
+
+// serveMemory serves b.N copies of req, read from memory, on one
+// connection of srv, timing only that, and returns the connection, which
+// keeps the replies with keep.
+func serveMemory(b *testing.B, srv *Server, req []byte, keep bool) *memConn {
+	f := &memConn{rep: req, left: b.N * len(req), keep: keep}
+	c := newConn(srv, f)
+	b.SetBytes(int64(len(req)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	c.serve()
+	b.StopTimer()
+	return f
 }
 
 // memConn is a net.Conn whose input is rep repeated until left bytes,

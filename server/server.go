@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"path/filepath"
 	"strconv"
@@ -39,8 +40,14 @@ type Options struct {
 	MaxMultiBytes int
 	// MaxClients bounds the number of connected clients; one more is
 	// answered "ERR max number of clients reached" and closed, as by
-	// Redis. 0 means 10,000, Redis's maxclients.
+	// Redis. 0 means 10,000, Redis's maxclients. As Redis does, Start
+	// lowers it to what the process's limit on open files (RLIMIT_NOFILE)
+	// leaves once the server listens and has its DBs open, minus a
+	// reserve of 32, and logs that.
 	MaxClients int
+	// Logger receives the server's log records: a limit lowered at start,
+	// accept errors. nil means slog.Default().
+	Logger *slog.Logger
 	// Clock, when not nil, is the clock of the streams (auto IDs, idle
 	// times, retention); by default the wall clock. Server.SetTime and
 	// Server.FastForward move the time without one.
@@ -121,6 +128,9 @@ func New(opts Options) *Server {
 	if opts.MaxMultiBytes <= 0 {
 		opts.MaxMultiBytes = 64 << 20
 	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
 	s := &Server{opts: opts, conns: map[*conn]struct{}{}, durable: opts.Dir != ""}
 	// The DBs read the server's clock, which SetTime and FastForward move.
 	s.dbOpts = append(s.dbOpts, xstream.WithClock(s.now))
@@ -173,6 +183,7 @@ func (s *Server) startLocked(addr string) error {
 	s.addr.Store(&a)
 	s.mu.Lock()
 	s.ln = ln
+	s.fitMaxClients()
 	s.mu.Unlock()
 	s.wg.Add(1)
 	go s.acceptLoop(ln)
@@ -249,17 +260,37 @@ func (s *Server) DB(i int) *xstream.DB {
 	return s.dbs[i]
 }
 
+// acceptLoop accepts the clients until the listener is closed. A
+// temporary error of Accept (too many open files, a connection aborted
+// before it was accepted, ...) does not end it: it waits, 5 ms after the
+// first error and twice as long after each that follows, up to 1 s, as
+// net/http's Server.Serve does, and tries again; the clients that wait
+// stay in the listen backlog.
 func (s *Server) acceptLoop(ln net.Listener) {
 	defer s.wg.Done()
+	var delay time.Duration
 	for {
 		nc, err := ln.Accept()
 		if err != nil {
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				continue
+			if s.isClosing() || errors.Is(err, net.ErrClosed) {
+				return
 			}
-			return
+			if !temporaryAcceptError(err) {
+				s.opts.Logger.Error("xstream server: accept failed, no longer accepting clients", "err", err)
+				return
+			}
+			delay = acceptBackoff(delay)
+			s.opts.Logger.Warn("xstream server: accept failed, retrying", "err", err, "retry_in", delay)
+			t := time.NewTimer(delay)
+			select {
+			case <-t.C:
+			case <-s.ctx.Done():
+				t.Stop()
+				return
+			}
+			continue
 		}
+		delay = 0
 		s.mu.Lock()
 		if s.closing {
 			s.mu.Unlock()

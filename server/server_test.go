@@ -132,8 +132,11 @@ func TestRequirePass(t *testing.T) {
 
 func TestLimits(t *testing.T) {
 	srv := RunTWith(t, Options{MaxRequestBytes: 1 << 10, MaxArgs: 8, MaxReplyBytes: 4 << 10})
+	// More arguments than MaxArgs are refused at the *N header, with
+	// Redis's error for a bad one, and the connection closes; an inline
+	// request is refused after it is parsed, with an error reply.
+	expectRefused(t, srv.Addr(), resp("PING")+"*9\r\n", `+"PONG"`, `-"ERR Protocol error: invalid multibulk length"`)
 	c := newClient(t, srv.Addr())
-	expect(t, c, `-"ERR too many arguments: 9, the limit is 8"`, "XADD", "s", "1-1", "a", "1", "b", "2", "c", "3")
 	expect(t, c, `$"1-1"`, "XADD", "s", "1-1", "a", "1", "b", "2")
 	for i := 2; i < 200; i++ {
 		c.do(t, "XADD", "s", itoa(i)+"-1", "field", "value")
@@ -144,6 +147,13 @@ func TestLimits(t *testing.T) {
 		t.Fatalf("large reply: %v", r)
 	}
 	expect(t, c, `:199`, "XLEN", "s") // the connection still works
+	c.rc.Write([]byte("XADD s 2-2 a 1 b 2 c 3\r\nXLEN s\r\n"))
+	rd := bufio.NewReader(c.rc)
+	for _, want := range []string{`-"ERR too many arguments: 9, the limit is 8"`, `:199`} {
+		if r, err := readReply(rd); err != nil || r.String() != want {
+			t.Fatalf("inline request: %v, %v; want %s", r, err, want)
+		}
+	}
 
 	// A request over the limit is an error, and the connection closes.
 	nc, err := net.Dial("tcp", srv.Addr())
@@ -153,7 +163,7 @@ func TestLimits(t *testing.T) {
 	defer nc.Close()
 	big := strings.Repeat("x", 4<<10)
 	go nc.Write([]byte("*3\r\n$4\r\nECHO\r\n$" + itoa(len(big)) + "\r\n" + big + "\r\n"))
-	rd := bufio.NewReader(nc)
+	rd = bufio.NewReader(nc)
 	r, err = readReply(rd)
 	if err != nil || r.kind != '-' || !strings.Contains(r.s, "request larger than the limit of 1024 bytes") {
 		t.Fatalf("large request: %v, %v", r, err)

@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/tidwall/redcon"
 	"github.com/xstreamgo/xstream"
@@ -155,6 +156,9 @@ func xadd(c *conn, args [][]byte) {
 	add.Trim = a.trim
 	id, err := c.mustDB().Add(string(args[1]), add, c.fieldArgs(args[a.fieldPos:])...)
 	clear(c.fields)
+	if cap(c.fields) > maxKeptArgs {
+		c.fields = nil // do not keep the slice of one huge request
+	}
 	switch {
 	case err == nil:
 		c.id(id)
@@ -174,15 +178,19 @@ func xadd(c *conn, args [][]byte) {
 // The strings share one allocation, so an XADD of any number of fields
 // costs one.
 func (c *conn) fieldArgs(args [][]byte) []xstream.Field {
-	buf := c.scratch[:0]
+	size := 0
 	for _, a := range args {
-		buf = append(buf, a...)
+		size += len(a)
 	}
-	all := string(buf)
-	if cap(buf) > maxKeptScratch {
-		buf = nil // do not keep the buffer of one huge request
+	var sb strings.Builder // its String does not copy
+	sb.Grow(size)
+	for _, a := range args {
+		sb.Write(a)
 	}
-	c.scratch = buf
+	all := sb.String()
+	if n := len(args) / 2; n > cap(c.fields) {
+		c.fields = make([]xstream.Field, 0, n)
+	}
 	c.fields = c.fields[:0]
 	for i := 0; i+1 < len(args); i += 2 {
 		n, v := len(args[i]), len(args[i+1])

@@ -20,7 +20,9 @@
 //	-max-args N              most arguments of one command (1,048,576)
 //	-max-reply-bytes N       largest reply in bytes (256 MiB)
 //	-max-multi-bytes N       most memory one MULTI may queue (64 MiB)
-//	-max-clients N           most clients connected at once (10,000)
+//	-max-clients N           most clients connected at once (10,000;
+//	                         lowered at start to fit the limit on open
+//	                         files, as Redis does)
 //	-shutdown-timeout D      how long a shutdown waits for in-flight
 //	                         commands (10s)
 //
