@@ -50,7 +50,9 @@ func (s *Server) SetError(msg string) {
 // as usual. It replaces what an earlier FailNext left; n 0 cancels it. It
 // fails with ErrFault, changing nothing, for n < 0 or, with n > 0, an
 // empty msg. SetError goes first: while it is set, the commands it fails
-// do not count. Safe for concurrent use, O(1).
+// do not count. A command of a transaction counts when it is queued
+// (MULTI ... EXEC), not again when EXEC runs it. Safe for concurrent use,
+// O(1).
 func (s *Server) FailNext(n int, msg string) error {
 	if n < 0 || n > 0 && msg == "" {
 		return fmt.Errorf("%w: FailNext(%d, %q): n must be >= 0 and, when > 0, msg not empty", ErrFault, n, msg)

@@ -262,3 +262,30 @@ func TestFaultBadArguments(t *testing.T) {
 		}
 	}
 }
+
+// A queued command uses FailNext's count when queued; EXEC does not run
+// it through the failures again.
+func TestFailNextInTransaction(t *testing.T) {
+	srv := RunT(t)
+	c := newClient(t, srv.Addr())
+	expect(t, c, `+"OK"`, "MULTI")
+	expect(t, c, `+"QUEUED"`, "XADD", "s", "1-1", "f", "v")
+	if err := srv.FailNext(1, "ERR once"); err != nil {
+		t.Fatal(err)
+	}
+	expect(t, c, `-"ERR once"`, "XADD", "s", "1-2", "f", "v")
+	expect(t, c, `-"EXECABORT Transaction discarded because of previous errors."`, "EXEC")
+	wantXLen(t, srv, 0)
+
+	expect(t, c, `+"OK"`, "MULTI")
+	expect(t, c, `+"QUEUED"`, "XADD", "s", "1-1", "f", "v")
+	if err := srv.FailNext(1, "ERR once"); err != nil {
+		t.Fatal(err)
+	}
+	expect(t, c, `-"ERR once"`, "EXEC") // EXEC itself is the next command
+	wantXLen(t, srv, 0)
+	expect(t, c, `+"OK"`, "MULTI")
+	expect(t, c, `+"QUEUED"`, "XADD", "s", "1-1", "f", "v")
+	expect(t, c, `[$"1-1"]`, "EXEC")
+	wantXLen(t, srv, 1)
+}

@@ -324,7 +324,9 @@ func (s *Server) acceptLoop(ln net.Listener) {
 // first, it closes the connections at once. A durable server then lets a
 // background save finish the database it is at (it skips the others) and
 // closes every DB, which writes and syncs its log. Shutdown returns
-// ctx.Err() if ctx ended first, else the errors of closing the DBs.
+// ctx.Err() if ctx ended first, else the errors of closing the DBs. A call
+// made while another Shutdown, Close or Restart runs waits for it; on a
+// server already shut down it returns nil at once.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.life.Lock()
 	defer s.life.Unlock()
