@@ -29,6 +29,15 @@ func TestDiffAdmin(t *testing.T) {
 		} {
 			p.do(args...)
 		}
+		p.do("DEL", "ttlkey")
+		p.do("XADD", "ttlkey", "1-1", "a", "1")
+		for _, args := range [][]string{
+			{"TTL", "ttlkey"}, {"PTTL", "ttlkey"}, {"TTL", "nokey"}, {"PTTL", "nokey"}, {"TTL"}, {"TTL", "a", "b"},
+			{"OBJECT", "ENCODING", "ttlkey"}, {"OBJECT", "ENCODING", "nokey"}, {"OBJECT", "ENCODING", "ttlkey", "x"},
+			{"OBJECT", "REFCOUNT", "ttlkey"}, {"OBJECT", "REFCOUNT", "nokey"}, {"OBJECT", "nosuch", "ttlkey"}, {"OBJECT"},
+		} {
+			p.do(args...)
+		}
 		// Inside MULTI, WAIT does not block (Redis answers at once).
 		p.do("MULTI")
 		p.do("WAIT", "5", "0")

@@ -5,9 +5,11 @@ import (
 	"fmt"
 )
 
-// redisVersion is the Redis version the server reports (HELLO, INFO):
-// the one whose replies it matches.
-const redisVersion = "7.0.15"
+// RedisVersion is the version of Redis whose replies the server gives,
+// and which it reports (HELLO, INFO).
+const RedisVersion = "7.0.15"
+
+const redisVersion = RedisVersion
 
 // Commands about the connection.
 

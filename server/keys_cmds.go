@@ -44,6 +44,32 @@ func init() {
 			c.simple("none")
 		}
 	})
+	// No key expires here: TTL and PTTL answer -1 (no expiry) for a key
+	// that exists and -2 for one that does not, as Redis does for keys
+	// without a TTL.
+	ttl := func(c *conn, args [][]byte) {
+		if _, ok := c.lookupStream(args[1]); ok {
+			c.int(-1)
+		} else {
+			c.int(-2)
+		}
+	}
+	register("ttl", 2, ttl)
+	register("pttl", 2, ttl)
+	register("object|encoding", 3, func(c *conn, args [][]byte) {
+		if _, ok := c.lookupStream(args[2]); ok {
+			c.bulk("stream")
+		} else {
+			c.null()
+		}
+	})
+	register("object|refcount", 3, func(c *conn, args [][]byte) {
+		if _, ok := c.lookupStream(args[2]); ok {
+			c.int(1)
+		} else {
+			c.null()
+		}
+	})
 	register("keys", 2, func(c *conn, args [][]byte) {
 		keys := c.matchKeys(string(args[1]))
 		c.array(len(keys))

@@ -41,12 +41,30 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime"
+	"runtime/debug"
 	"syscall"
 	"time"
 
 	"github.com/xstreamgo/xstream"
 	"github.com/xstreamgo/xstream/server"
 )
+
+// versionString names the build: the module's version (as go install
+// records it; "(devel)" for a build from a working tree), the core's, Go's
+// and the Redis version the server speaks as.
+func versionString() string {
+	mod, core := "(unknown)", "(unknown)"
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		mod = bi.Main.Version
+		for _, d := range bi.Deps {
+			if d.Path == "github.com/xstreamgo/xstream" {
+				core = d.Version
+			}
+		}
+	}
+	return fmt.Sprintf("xstream-server %s (core %s, %s), Redis protocol of %s", mod, core, runtime.Version(), server.RedisVersion)
+}
 
 func main() {
 	var opts server.Options
@@ -60,7 +78,12 @@ func main() {
 	flag.StringVar(&opts.Dir, "dir", "", "keep the databases in this directory, database i in DIR/i (default: in memory only)")
 	fsync := flag.String("appendfsync", "everysec", "when the log reaches the disk with -dir: always, everysec or no")
 	grace := flag.Duration("shutdown-timeout", 10*time.Second, "how long a shutdown waits for in-flight commands")
+	version := flag.Bool("version", false, "print the version and exit")
 	flag.Parse()
+	if *version {
+		fmt.Println(versionString())
+		return
+	}
 	if flag.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "xstream-server: unexpected argument %q\n", flag.Arg(0))
 		os.Exit(2)
