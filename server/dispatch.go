@@ -211,7 +211,9 @@ func (c *conn) call(cmd *command, args [][]byte) {
 	}
 	start := time.Now()
 	cmd.fn(c, args)
-	c.srv.stats.ran(cmd, timeSample*time.Since(start), c.errs != errs)
+	d := time.Since(start)
+	c.srv.stats.ran(cmd, timeSample*d, c.errs != errs)
+	c.srv.stats.observeLatency(cmd, d)
 }
 
 // refuseWrite answers Redis's MISCONF error, and reports true, for a

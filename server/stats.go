@@ -20,6 +20,10 @@ import (
 // cmdStat is one command's counters.
 type cmdStat struct {
 	calls, usec, failed, rejected atomic.Int64
+	// The timed calls: their durations' sum and histogram (by
+	// latencyBuckets, and above them).
+	timedNanos atomic.Int64
+	latency    [len(latencyBucketsArray) + 1]atomic.Int64
 }
 
 // maxErrorCodes bounds the error codes errorstats tracks, as Redis's
@@ -52,6 +56,10 @@ func (s *stats) reset() {
 		st.usec.Store(0)
 		st.failed.Store(0)
 		st.rejected.Store(0)
+		st.timedNanos.Store(0)
+		for j := range st.latency {
+			st.latency[j].Store(0)
+		}
 	}
 	s.mu.Lock()
 	clear(s.errors)

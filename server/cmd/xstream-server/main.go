@@ -39,6 +39,8 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"runtime"
@@ -79,6 +81,7 @@ func main() {
 	fsync := flag.String("appendfsync", "everysec", "when the log reaches the disk with -dir: always, everysec or no")
 	grace := flag.Duration("shutdown-timeout", 10*time.Second, "how long a shutdown waits for in-flight commands")
 	version := flag.Bool("version", false, "print the version and exit")
+	metricsAddr := flag.String("metrics-addr", "", "serve Prometheus metrics at http://ADDR/metrics (default: none)")
 	flag.Parse()
 	if *version {
 		fmt.Println(versionString())
@@ -111,11 +114,28 @@ func main() {
 		fmt.Fprintln(os.Stderr, "xstream-server: databases in memory only")
 	}
 	fmt.Fprintln(os.Stderr, "xstream-server: listening on", srv.Addr())
+	var metrics *http.Server
+	if *metricsAddr != "" {
+		ln, err := net.Listen("tcp", *metricsAddr)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "xstream-server: -metrics-addr:", err)
+			srv.Close()
+			os.Exit(1)
+		}
+		mux := http.NewServeMux()
+		mux.Handle("/metrics", srv.MetricsHandler())
+		metrics = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		go metrics.Serve(ln)
+		fmt.Fprintf(os.Stderr, "xstream-server: metrics at http://%s/metrics\n", ln.Addr())
+	}
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
 	<-sig
 	ctx, cancel := context.WithTimeout(context.Background(), *grace)
 	defer cancel()
+	if metrics != nil {
+		metrics.Shutdown(ctx)
+	}
 	if err := srv.Shutdown(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, "xstream-server: shutdown:", err)
 		os.Exit(1)
