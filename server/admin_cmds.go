@@ -52,6 +52,10 @@ func init() {
 		c.ok()
 	})
 	register("config|get", -3, configGet)
+	// The latency monitor is off (Redis's latency-monitor-threshold 0):
+	// no event is ever recorded.
+	register("latency|latest", 2, func(c *conn, args [][]byte) { c.array(0) })
+	register("latency|reset", -2, func(c *conn, args [][]byte) { c.int(0) })
 }
 
 // wait answers WAIT numreplicas timeout: no replica ever acknowledges, so

@@ -55,10 +55,14 @@ type conn struct {
 	db     int
 	resp   int // protocol version of the replies: 2, or 3 after HELLO 3
 	authed bool
-	errs   int64 // error replies written: a command failed if it grew
-	calls  int64 // commands called, for the sampling of their times
-	name   string
-	quit   bool
+	errs   int64        // error replies written: a command failed if it grew
+	calls  int64        // commands called, for the sampling of their times
+	public clientPublic // what CLIENT LIST shows of it to other clients
+	// replyMode is CLIENT REPLY's: replyOn, replyOff, replySkipNext (the
+	// command was CLIENT REPLY SKIP) or replySkip (skip this one).
+	replyMode int
+	name      string
+	quit      bool
 
 	multi  bool
 	dirty  bool // MULTI with a command that could not be queued
@@ -161,6 +165,7 @@ func (q *requestQueue) setRelease(v bool) {
 func newConn(s *Server, nc net.Conn) *conn {
 	c := &conn{srv: s, nc: nc, clientID: s.nextID.Add(1), resp: 2, authed: s.opts.Password == ""}
 	c.ctx, c.cancel = context.WithCancel(s.ctx)
+	c.public.init(c)
 	return c
 }
 
@@ -237,6 +242,7 @@ func (c *conn) next() ([][]byte, error) {
 			return nil, c.writeErr
 		}
 		c.readErr = c.fill()
+		c.public.active.Store(time.Now().UnixMilli())
 	}
 	return nil, c.readErr
 }
@@ -454,8 +460,20 @@ func (c *conn) run(args [][]byte) {
 		c.out = redcon.AppendError(c.out, fmt.Sprintf("ERR too many arguments: %d, the limit is %d", len(args), c.srv.opts.MaxArgs))
 		return
 	}
+	skip := c.replyMode == replySkip
 	c.dispatch(args)
 	start = c.replyStart // moved if the command flushed before blocking
+	switch {
+	case c.replyMode == replySkipNext: // CLIENT REPLY SKIP: this and the next
+		c.out, c.replyMode = c.out[:start], replySkip
+	case skip:
+		c.out = c.out[:start]
+		if c.replyMode == replySkip {
+			c.replyMode = replyOn
+		}
+	case c.replyMode == replyOff:
+		c.out = c.out[:start]
+	}
 	if len(c.out)-start > c.srv.opts.MaxReplyBytes {
 		c.out = c.out[:start]
 		c.out = redcon.AppendError(c.out, fmt.Sprintf("ERR reply exceeds the output limit of %d bytes", c.srv.opts.MaxReplyBytes))

@@ -45,6 +45,7 @@ func init() {
 			return
 		}
 		c.name = string(args[2])
+		c.public.changed(c)
 		c.ok()
 	})
 	register("client|setinfo", 4, func(c *conn, args [][]byte) {
@@ -148,6 +149,7 @@ func hello(c *conn, args [][]byte) {
 	if ver != 0 {
 		c.resp = int(ver)
 	}
+	c.public.changed(c)
 	c.mapLen(7)
 	c.bulk("server")
 	c.bulk("redis")

@@ -199,6 +199,7 @@ func (c *conn) call(cmd *command, args [][]byte) {
 		c.wrote |= bit
 		c.changes++
 	}
+	c.public.cmd.Store(cmd)
 	errs := c.errs
 	// One call in timeSample of each connection is timed, and stands for
 	// the others (a clock read costs 150 ns or more on some VMs, as much

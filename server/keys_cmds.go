@@ -18,6 +18,7 @@ func init() {
 			return
 		}
 		c.db = int(n)
+		c.public.changed(c)
 		c.ok()
 	})
 	register("del", -2, func(c *conn, args [][]byte) {

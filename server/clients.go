@@ -1,0 +1,275 @@
+package server
+
+import (
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Client introspection: CLIENT INFO, LIST and KILL, CLIENT NO-EVICT and
+// REPLY, RESET. A connection's goroutine owns its state; what other
+// clients may see of it (CLIENT LIST) is published in clientPublic.
+
+// clientPublic is what other goroutines may read of a connection.
+type clientPublic struct {
+	created int64 // ms; set once
+	addr    string
+	laddr   string
+
+	mu   sync.Mutex // guards name, db and resp: changed by the owner only, rarely
+	name string
+	db   int
+	resp int
+
+	cmd    atomic.Pointer[command] // the last command run
+	active atomic.Int64            // ms of the last read from the client
+}
+
+func (p *clientPublic) init(c *conn) {
+	now := time.Now().UnixMilli()
+	p.created = now
+	p.active.Store(now)
+	if a := c.nc.RemoteAddr(); a != nil {
+		p.addr = a.String()
+	}
+	if a := c.nc.LocalAddr(); a != nil {
+		p.laddr = a.String()
+	}
+	p.changed(c)
+}
+
+// changed publishes the owner's name, db and protocol after a change.
+func (p *clientPublic) changed(c *conn) {
+	p.mu.Lock()
+	p.name, p.db, p.resp = c.name, c.db, c.resp
+	p.mu.Unlock()
+}
+
+// clientLine writes c's line of CLIENT LIST and CLIENT INFO: Redis 7.0's
+// fields that mean something here, in its order (the buffer and memory
+// fields of Redis's allocator are left out).
+func (c *conn) clientLine(b *strings.Builder) {
+	p := &c.public
+	p.mu.Lock()
+	name, db, resp := p.name, p.db, p.resp
+	p.mu.Unlock()
+	now := time.Now().UnixMilli()
+	cmd := "NULL"
+	if cm := p.cmd.Load(); cm != nil {
+		cmd = cm.name
+	}
+	fmt.Fprintf(b, "id=%d addr=%s laddr=%s name=%s age=%d idle=%d flags=N db=%d sub=0 psub=0 ssub=0 multi=-1 cmd=%s user=default redir=-1 resp=%d\n",
+		c.clientID, p.addr, p.laddr, name, (now-p.created)/1000, max(now-p.active.Load(), 0)/1000, db, cmd, resp)
+}
+
+func init() {
+	register("client|info", 2, func(c *conn, args [][]byte) {
+		var b strings.Builder
+		c.clientLine(&b)
+		c.verbatim(b.String())
+	})
+	register("client|list", -2, clientList)
+	register("client|kill", -3, clientKill)
+	register("client|no-evict", 3, func(c *conn, args [][]byte) {
+		// No client is ever evicted here: there is nothing to switch.
+		if !is(args[2], "on") && !is(args[2], "off") {
+			c.err(errSyntax)
+			return
+		}
+		c.ok()
+	})
+	register("client|reply", 3, func(c *conn, args [][]byte) {
+		switch {
+		case is(args[2], "on"):
+			c.replyMode = replyOn
+			c.ok()
+		case is(args[2], "off"):
+			c.replyMode = replyOff
+		case is(args[2], "skip"):
+			c.replyMode = replySkipNext
+		default:
+			c.err(errSyntax)
+		}
+	})
+	register("reset", 1, func(c *conn, args [][]byte) {
+		c.resetMulti()
+		c.db, c.resp, c.name = 0, 2, ""
+		c.replyMode = replyOn
+		c.authed = c.srv.opts.Password == ""
+		c.public.changed(c)
+		c.simple("RESET")
+	}).noAuth = true
+}
+
+// The reply modes of CLIENT REPLY.
+const (
+	replyOn       = iota
+	replyOff      // no replies until CLIENT REPLY ON
+	replySkipNext // no reply to the next command
+	replySkip     // no reply to this command
+)
+
+// clientList answers CLIENT LIST [TYPE normal|master|replica|pubsub] [ID
+// id ...]: a line per connected client, by ID.
+func clientList(c *conn, args [][]byte) {
+	var ids map[int64]bool
+	typ := ""
+	for i := 2; i < len(args); i++ {
+		switch {
+		case is(args[i], "type") && i+1 < len(args):
+			i++
+			typ = strings.ToLower(string(args[i]))
+			switch typ {
+			case "normal", "master", "replica", "slave", "pubsub":
+			default:
+				c.err(fmt.Sprintf("ERR Unknown client type '%s'", args[i]))
+				return
+			}
+		case is(args[i], "id") && i+1 < len(args):
+			ids = map[int64]bool{}
+			for i++; i < len(args); i++ {
+				id, err := strconv.ParseInt(string(args[i]), 10, 64)
+				if err != nil || id <= 0 {
+					c.err("ERR Invalid client ID")
+					return
+				}
+				ids[id] = true
+			}
+		default:
+			c.err(errSyntax)
+			return
+		}
+	}
+	var b strings.Builder
+	if typ == "" || typ == "normal" {
+		for _, o := range c.srv.clients() {
+			if ids == nil || ids[o.clientID] {
+				o.clientLine(&b)
+			}
+		}
+	}
+	c.verbatim(b.String())
+}
+
+// clients returns the connected clients by ID.
+func (s *Server) clients() []*conn {
+	s.mu.Lock()
+	out := make([]*conn, 0, len(s.conns))
+	for o := range s.conns {
+		out = append(out, o)
+	}
+	s.mu.Unlock()
+	sortConns(out)
+	return out
+}
+
+func sortConns(cs []*conn) {
+	for i := 1; i < len(cs); i++ {
+		for j := i; j > 0 && cs[j].clientID < cs[j-1].clientID; j-- {
+			cs[j], cs[j-1] = cs[j-1], cs[j]
+		}
+	}
+}
+
+// clientKill answers CLIENT KILL addr (the old form: OK, or "No such
+// client") and CLIENT KILL [ID id] [ADDR addr] [LADDR addr] [TYPE type]
+// [SKIPME yes|no] (the number of clients closed). A client closed is
+// disconnected as when the network fails; the caller itself is closed
+// after its reply.
+func clientKill(c *conn, args [][]byte) {
+	if len(args) == 3 {
+		for _, o := range c.srv.clients() {
+			if o.public.addr == string(args[2]) {
+				c.ok()
+				c.kill(o)
+				return
+			}
+		}
+		c.err("ERR No such client")
+		return
+	}
+	var id int64
+	addr, laddr, typ := "", "", ""
+	skipme := true
+	for i := 2; i < len(args); i += 2 {
+		if i+1 >= len(args) {
+			c.err(errSyntax)
+			return
+		}
+		v := string(args[i+1])
+		switch {
+		case is(args[i], "id"):
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil || n <= 0 {
+				c.err("ERR client-id should be greater than 0")
+				return
+			}
+			id = n
+		case is(args[i], "addr"):
+			addr = v
+		case is(args[i], "laddr"):
+			laddr = v
+		case is(args[i], "type"):
+			typ = strings.ToLower(v)
+			switch typ {
+			case "normal", "master", "replica", "slave", "pubsub":
+			default:
+				c.err(fmt.Sprintf("ERR Unknown client type '%s'", v))
+				return
+			}
+		case is(args[i], "skipme"):
+			switch {
+			case is(args[i+1], "yes"):
+				skipme = true
+			case is(args[i+1], "no"):
+				skipme = false
+			default:
+				c.err(errSyntax)
+				return
+			}
+		default:
+			c.err(errSyntax)
+			return
+		}
+	}
+	n := int64(0)
+	var self bool
+	for _, o := range c.srv.clients() {
+		switch {
+		case id != 0 && o.clientID != id,
+			addr != "" && o.public.addr != addr,
+			laddr != "" && o.public.laddr != laddr,
+			typ != "" && typ != "normal",
+			skipme && o == c:
+			continue
+		}
+		n++
+		if o == c {
+			self = true
+			continue
+		}
+		c.kill(o)
+	}
+	c.int(n)
+	if self {
+		c.quit = true // after the reply, as Redis closes the caller
+	}
+}
+
+// kill disconnects o: its reads fail, which ends its goroutine (a blocked
+// command is woken by its context).
+func (c *conn) kill(o *conn) {
+	if o == c {
+		c.quit = true
+		return
+	}
+	if tc, ok := o.nc.(*net.TCPConn); ok {
+		tc.SetLinger(0)
+	}
+	o.cancel()
+	o.nc.Close()
+}
