@@ -1,7 +1,9 @@
 package server
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"net"
 	"strconv"
 	"strings"
@@ -122,11 +124,8 @@ func clientList(c *conn, args [][]byte) {
 		switch {
 		case is(args[i], "type") && i+1 < len(args):
 			i++
-			typ = strings.ToLower(string(args[i]))
-			switch typ {
-			case "normal", "master", "replica", "slave", "pubsub":
-			default:
-				c.err(fmt.Sprintf("ERR Unknown client type '%s'", args[i]))
+			var ok bool
+			if typ, ok = c.clientType(args[i]); !ok {
 				return
 			}
 		case is(args[i], "id") && i+1 < len(args):
@@ -155,6 +154,18 @@ func clientList(c *conn, args [][]byte) {
 	c.verbatim(b.String())
 }
 
+// clientType reads a client type of CLIENT LIST and KILL, in lower case,
+// or answers Redis's error.
+func (c *conn) clientType(b []byte) (string, bool) {
+	typ := strings.ToLower(string(b))
+	switch typ {
+	case "normal", "master", "replica", "slave", "pubsub":
+		return typ, true
+	}
+	c.err(fmt.Sprintf("ERR Unknown client type '%s'", b))
+	return "", false
+}
+
 // clients returns the connected clients by ID.
 func (s *Server) clients() []*conn {
 	s.mu.Lock()
@@ -163,16 +174,8 @@ func (s *Server) clients() []*conn {
 		out = append(out, o)
 	}
 	s.mu.Unlock()
-	sortConns(out)
+	slices.SortFunc(out, func(a, b *conn) int { return cmp.Compare(a.clientID, b.clientID) })
 	return out
-}
-
-func sortConns(cs []*conn) {
-	for i := 1; i < len(cs); i++ {
-		for j := i; j > 0 && cs[j].clientID < cs[j-1].clientID; j-- {
-			cs[j], cs[j-1] = cs[j-1], cs[j]
-		}
-	}
 }
 
 // clientKill answers CLIENT KILL addr (the old form: OK, or "No such
@@ -214,11 +217,8 @@ func clientKill(c *conn, args [][]byte) {
 		case is(args[i], "laddr"):
 			laddr = v
 		case is(args[i], "type"):
-			typ = strings.ToLower(v)
-			switch typ {
-			case "normal", "master", "replica", "slave", "pubsub":
-			default:
-				c.err(fmt.Sprintf("ERR Unknown client type '%s'", v))
+			var ok bool
+			if typ, ok = c.clientType(args[i+1]); !ok {
 				return
 			}
 		case is(args[i], "skipme"):
