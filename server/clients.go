@@ -3,8 +3,8 @@ package server
 import (
 	"cmp"
 	"fmt"
-	"slices"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
