@@ -5,6 +5,8 @@ import (
 	"sync"
 
 	"github.com/armon/go-radix"
+
+	"github.com/xstreamgo/xstream/internal/store"
 )
 
 // DB is a set of named streams, as one Redis database is. A name holds a
@@ -18,6 +20,9 @@ type DB struct {
 	missing map[string]*waitList
 	sharded map[string]*ShardedStream
 	dur     *durable // the files of a durable DB (Open); nil in memory
+
+	limits    store.Limits // set by SetNodeSize, for the streams made later
+	limitsSet bool
 }
 
 // NewDB returns an empty DB. Its options apply to every stream it creates.
@@ -68,6 +73,9 @@ func (db *DB) Stream(name string) *Stream {
 // creation, which the stream's first call commits. The caller inserts it.
 func (db *DB) newStreamLocked(name string) *Stream {
 	s := newStream(name, db.cfg)
+	if db.limitsSet {
+		s.st.SetLimits(db.limits)
+	}
 	if d := db.dur; d != nil {
 		s.log = d.newLog()
 		s.log.begin(effCreateStream)

@@ -44,7 +44,8 @@ type Option func(*config)
 
 type config struct {
 	clock     func() time.Time
-	wallClock bool // clock is time.Now: Add may use wallUnixMilli
+	wallClock bool         // clock is time.Now: Add may use wallUnixMilli
+	limits    store.Limits // of the storage blocks (WithNodeSize)
 
 	// Of durable DBs (Open).
 	sync            SyncPolicy
@@ -99,6 +100,7 @@ func NewStream(opts ...Option) *Stream {
 // newStream makes every Stream: alone, in a DB or as a shard.
 func newStream(name string, cfg config) *Stream {
 	s := &Stream{name: name, cfg: cfg}
+	s.st.SetLimits(cfg.limits)
 	if testHookNewStream != nil {
 		testHookNewStream(s)
 	}

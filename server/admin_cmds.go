@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -52,6 +53,7 @@ func init() {
 		c.ok()
 	})
 	register("config|get", -3, configGet)
+	register("config|set", -4, configSet)
 	// The latency monitor is off (Redis's latency-monitor-threshold 0):
 	// no event is ever recorded.
 	register("latency|latest", 2, func(c *conn, args [][]byte) { c.array(0) })
@@ -141,6 +143,8 @@ func (c *conn) configParams() [][2]string {
 		{"maxmemory", "0"},
 		{"maxmemory-policy", "noeviction"},
 		{"proto-max-bulk-len", strconv.Itoa(o.MaxRequestBytes)},
+		{"stream-node-max-entries", strconv.FormatInt(c.srv.nodeEntriesNow(), 10)},
+		{"stream-node-max-bytes", strconv.FormatInt(c.srv.nodeBytesNow(), 10)},
 	}
 }
 
@@ -171,4 +175,137 @@ func configGet(c *conn, args [][]byte) {
 		c.bulk(p[0])
 		c.bulk(p[1])
 	}
+}
+
+// configSet answers CONFIG SET param value [param value ...]: every
+// value is checked before any is set, as Redis does. The settings it
+// changes are the ones the server has: stream-node-max-entries and
+// stream-node-max-bytes (the node size of every stream, see
+// xstream.DB.SetNodeSize) and maxclients.
+func configSet(c *conn, args [][]byte) {
+	if len(args)%2 != 0 {
+		c.err(errSyntax)
+		return
+	}
+	type change struct {
+		name string
+		v    int64
+	}
+	var changes []change
+	seen := map[string]bool{}
+	for i := 2; i < len(args); i += 2 {
+		name := strings.ToLower(string(args[i]))
+		fail := func(why string) {
+			c.err(fmt.Sprintf("ERR CONFIG SET failed (possibly related to argument '%s') - %s", args[i], why))
+		}
+		var v int64
+		var err error
+		switch name {
+		case "stream-node-max-entries":
+			v, err = strconv.ParseInt(string(args[i+1]), 10, 64)
+			if err != nil {
+				fail("argument couldn't be parsed into an integer")
+				return
+			}
+			if v < 0 {
+				fail("argument must be between 0 and 9223372036854775807 inclusive")
+				return
+			}
+		case "stream-node-max-bytes":
+			var ok bool
+			if v, ok = memBytes(string(args[i+1])); !ok {
+				fail("argument must be a memory value")
+				return
+			}
+		case "maxclients":
+			v, err = strconv.ParseInt(string(args[i+1]), 10, 64)
+			if err != nil {
+				fail("argument couldn't be parsed into an integer")
+				return
+			}
+			if v < 1 || v > 4294967295 {
+				fail("argument must be between 1 and 4294967295 inclusive")
+				return
+			}
+		default:
+			c.err(fmt.Sprintf("ERR Unknown option or number of arguments for CONFIG SET - '%s'", args[i]))
+			return
+		}
+		if seen[name] {
+			fail("duplicate parameter")
+			return
+		}
+		seen[name] = true
+		changes = append(changes, change{name, v})
+	}
+	s := c.srv
+	s.mu.Lock()
+	node := false
+	for _, ch := range changes {
+		switch ch.name {
+		case "stream-node-max-entries":
+			s.nodeEntries, node = ch.v, true
+		case "stream-node-max-bytes":
+			s.nodeBytes, node = ch.v, true
+		case "maxclients":
+			s.opts.MaxClients = int(min(ch.v, 1<<31-1))
+		}
+	}
+	s.nodeSizeSet = s.nodeSizeSet || node
+	entries, bytes := s.nodeEntries, s.nodeBytes
+	dbs := s.dbs
+	s.mu.Unlock()
+	if node {
+		for _, db := range dbs {
+			if db != nil {
+				db.SetNodeSize(nodeSize(entries, bytes))
+			}
+		}
+	}
+	c.ok()
+}
+
+// nodeSize turns the CONFIG values into xstream's node size (beyond 2^30,
+// Redis's own cap, there is no limit).
+func nodeSize(entries, bytes int64) (int, int) {
+	if entries > 1<<30 {
+		entries = 0
+	}
+	if bytes > 1<<30 {
+		bytes = 0
+	}
+	return int(entries), int(bytes)
+}
+
+func (s *Server) nodeEntriesNow() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.nodeEntries
+}
+
+func (s *Server) nodeBytesNow() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.nodeBytes
+}
+
+// memBytes reads a memory value as Redis's memtoull does: digits with an
+// optional unit b, k (1000), kb (1024), m, mb, g or gb, in any case.
+func memBytes(s string) (int64, bool) {
+	l := strings.ToLower(s)
+	mul := int64(1)
+	for _, u := range []struct {
+		suffix string
+		mul    int64
+	}{{"kb", 1 << 10}, {"mb", 1 << 20}, {"gb", 1 << 30}, {"k", 1000}, {"m", 1000 * 1000}, {"g", 1000 * 1000 * 1000}, {"b", 1}} {
+		if strings.HasSuffix(l, u.suffix) {
+			l, mul = strings.TrimSuffix(l, u.suffix), u.mul
+			break
+		}
+	}
+	n, err := strconv.ParseUint(l, 10, 63)
+	if err != nil || (mul > 1 && n > uint64(1<<62)/uint64(mul)) {
+		return 0, false
+	}
+	return int64(n) * mul, true
 }

@@ -227,3 +227,42 @@ func TestWaitBlocks(t *testing.T) {
 		t.Errorf("WAIT 2 20: %v", r)
 	}
 }
+
+// CONFIG SET stream-node-max-entries and -bytes set the node size of
+// every stream, and so what an approximate trim removes, as in Redis; its
+// errors are Redis's and leave the settings as they were.
+func TestDiffConfigSetNodeSize(t *testing.T) {
+	p := newPair(t)
+	defer p.do("CONFIG", "SET", "stream-node-max-entries", "100", "stream-node-max-bytes", "4096")
+	for _, args := range [][]string{
+		{"CONFIG", "SET", "stream-node-max-entries", "x"},
+		{"CONFIG", "SET", "stream-node-max-entries", "-1"},
+		{"CONFIG", "SET", "stream-node-max-bytes", "x"},
+		{"CONFIG", "SET", "nosuch", "1"},
+		{"CONFIG", "SET", "stream-node-max-entries", "5", "nosuch", "1"},
+		{"CONFIG", "SET", "stream-node-max-entries", "1", "stream-node-max-entries", "2"},
+		{"CONFIG", "SET", "stream-node-max-entries", "1", "x"},
+		{"CONFIG", "SET", "stream-node-max-entries"},
+		{"CONFIG", "GET", "stream-node-max-entries"}, {"CONFIG", "GET", "stream-node-max-bytes"},
+		{"CONFIG", "SET", "STREAM-NODE-MAX-ENTRIES", "10", "stream-node-max-bytes", "1kb"},
+		{"CONFIG", "GET", "stream-node-max-entries"}, {"CONFIG", "GET", "stream-node-max-bytes"},
+		{"DEL", "ns"},
+	} {
+		p.do(args...)
+	}
+	for i := 1; i <= 100; i++ {
+		p.do("XADD", "ns", itoa(i)+"-1", "f", "v")
+	}
+	p.do("XTRIM", "ns", "MAXLEN", "~", "25")
+	p.do("XLEN", "ns")
+	p.do("XRANGE", "ns", "-", "+", "COUNT", "1")
+	// By bytes: nodes of at most 100 bytes hold a few of these entries.
+	p.do("CONFIG", "SET", "stream-node-max-entries", "0", "stream-node-max-bytes", "100")
+	p.do("DEL", "ns")
+	for i := 1; i <= 50; i++ {
+		p.do("XADD", "ns", itoa(i)+"-1", "field", "a-longer-value-"+itoa(i))
+	}
+	p.do("XTRIM", "ns", "MAXLEN", "~", "20")
+	p.do("XLEN", "ns")
+	p.do("CONFIG", "SET", "maxclients", "0")
+}

@@ -435,6 +435,15 @@ var commandSpecs = map[string]*commandSpec{
 		flags:      "admin noscript loading stale",
 		acl:        "@admin @slow @dangerous",
 	},
+	"config|set": {
+		summary:    "Set configuration parameters to the given values",
+		since:      "2.0.0",
+		group:      "server",
+		complexity: "O(N) when N is the number of configuration parameters provided",
+		flags:      "admin noscript loading stale",
+		acl:        "@admin @slow @dangerous",
+		tips:       "request_policy:all_nodes response_policy:all_succeeded",
+	},
 	"config|get": {
 		summary:    "Get the values of configuration parameters",
 		since:      "2.0.0",

@@ -104,6 +104,10 @@ type Server struct {
 	commands atomic.Int64
 	stats    stats // INFO commandstats, errorstats, blocked_clients
 
+	// CONFIG SET stream-node-max-entries and -bytes, guarded by mu.
+	nodeEntries, nodeBytes int64
+	nodeSizeSet            bool
+
 	clock  clock  // moved by SetTime and FastForward
 	faults faults // set by SetError, FailNext and FailCommand
 }
@@ -131,7 +135,7 @@ func New(opts Options) *Server {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	s := &Server{opts: opts, conns: map[*conn]struct{}{}, durable: opts.Dir != ""}
+	s := &Server{opts: opts, conns: map[*conn]struct{}{}, durable: opts.Dir != "", nodeEntries: 100, nodeBytes: 4096}
 	// The DBs read the server's clock, which SetTime and FastForward move.
 	s.dbOpts = append(s.dbOpts, xstream.WithClock(s.now))
 	if !s.durable {
@@ -210,7 +214,11 @@ func (s *Server) openDBs() error {
 		}
 		s.mu.Lock() // for DB
 		s.dbs[i] = db
+		entries, bytes := s.nodeEntries, s.nodeBytes
 		s.mu.Unlock()
+		if s.nodeSizeSet {
+			db.SetNodeSize(nodeSize(entries, bytes))
+		}
 		s.loaded += int64(db.Len())
 	}
 	return nil

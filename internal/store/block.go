@@ -33,11 +33,42 @@ import "encoding/binary"
 
 // A block takes at most BlockMaxEntries entries and, past its first
 // entry, BlockMaxBytes bytes of entries (Redis's stream-node-max-entries
-// and stream-node-max-bytes defaults).
+// and stream-node-max-bytes defaults), unless its Blocks has other Limits.
 const (
 	BlockMaxEntries = 100
 	BlockMaxBytes   = 4096
+	// BlockBytesCap is the most bytes of entries a block can address (an
+	// entry's offset takes 16 bits): the bound of Limits.MaxBytes.
+	BlockBytesCap = 1<<16 - 1
 )
+
+// Limits bound the blocks of a Blocks as Redis's stream-node-max-entries
+// and stream-node-max-bytes bound its nodes (see listpack.go for how the
+// bytes are counted). A zero field is the default (BlockMaxEntries,
+// BlockMaxBytes); a negative one means no limit (Redis's 0). Whatever the
+// limits, a block also ends before its entries pass BlockBytesCap bytes
+// of its own format.
+type Limits struct {
+	MaxEntries, MaxBytes int32
+}
+
+// resolved returns l's effective bounds.
+func (l Limits) resolved() (entries, bytes int) {
+	entries, bytes = int(l.MaxEntries), int(l.MaxBytes)
+	switch {
+	case entries == 0:
+		entries = BlockMaxEntries
+	case entries < 0:
+		entries = 1 << 30
+	}
+	switch {
+	case bytes == 0:
+		bytes = BlockMaxBytes
+	case bytes < 0:
+		bytes = lpMaxSize
+	}
+	return entries, bytes
+}
 
 // The flags byte of an entry.
 const (
@@ -132,17 +163,19 @@ func entrySize(msd, seq uint64, same bool, fields []Field) int {
 }
 
 // newBlock starts a block whose master entry is (id, fields). It sizes the
-// block for BlockMaxEntries entries like this one (within BlockMaxBytes),
-// so that a block of similar entries is filled without growing.
-func newBlock(id ID, fields []Field) *Block {
+// block for as many entries like this one as the limits let in, so that
+// a block of similar entries is filled without growing.
+func newBlock(id ID, fields []Field, maxEntries, maxBytes int) *Block {
 	hdr := FirstIDLen + uvarintLen(uint64(len(fields)))
 	for _, f := range fields {
 		hdr += uvarintLen(uint64(len(f.Name))) + len(f.Name)
 	}
 	size := entrySize(0, 0, true, fields)
-	body, n := size*BlockMaxEntries, BlockMaxEntries
-	if body > BlockMaxBytes {
-		body, n = max(BlockMaxBytes, size), max(BlockMaxBytes/size, 1)
+	maxBytes = min(maxBytes, BlockMaxBytes) // what is allocated at first
+	n := min(maxEntries, maxBytes/size+1)
+	body := size * n
+	if body > maxBytes {
+		body, n = max(maxBytes, size), max(maxBytes/size, 1)
 	}
 	b := &Block{hdr: int32(hdr), nmast: int32(len(fields))}
 	b.data = make([]byte, 0, hdr+body)
@@ -161,10 +194,18 @@ func appendString(d []byte, s string) []byte {
 	return append(d, s...)
 }
 
-// fits reports whether an entry of size bytes may join the block.
-func (b *Block) fits(size int) bool {
+// fits reports whether an entry of size bytes here may join the block
+// by the limits on entries and on this format's bytes; the caller checks
+// Redis's bound on bytes (Blocks.fitsBytes).
+func (b *Block) fits(size, maxEntries int) bool {
 	n := len(b.offs)
-	return n == 0 || (n < BlockMaxEntries && len(b.data)-int(b.hdr)+size <= BlockMaxBytes)
+	return n == 0 || (n < maxEntries && len(b.data)-int(b.hdr)+size <= BlockBytesCap)
+}
+
+// lpCounters is the size of the block's listpack header and end and of
+// its two counters (live and deleted entries).
+func (b *Block) lpCounters() int {
+	return lpEmpty + lpIntSize(int64(b.live)) + lpIntSize(int64(len(b.offs)-int(b.live)))
 }
 
 // append adds an entry; the caller has checked fits and ordering.

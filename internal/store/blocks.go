@@ -18,13 +18,41 @@ type Blocks struct {
 	firsts    []ID     // firsts[i] is blocks[i].FirstID()
 	open      *Block   // the last block, while it takes new entries
 	openNames []string // field names of open's master entry
+	// open's size as a Redis listpack, but for header and counters, when
+	// openLPExact: it is computed when a bound of it comes near the limit
+	// on bytes (see fitsBytes), and kept from then on.
+	openLP      int
+	openLPExact bool
+	openBound   int // a bound of open's listpack size, kept at every append
+	openFirst   ID  // open's first (master) ID
 
 	length       int64
 	lastID       ID // last ID generated (XINFO last-generated-id)
 	firstID      ID // first live entry's ID, 0-0 when empty (recorded-first-entry-id)
 	maxDeleted   ID // max-deleted-entry-id
 	entriesAdded int64
+
+	limits           Limits // of the blocks
+	maxEntries, maxB int    // limits resolved; 0 until SetLimits: the defaults
 }
+
+// SetLimits sets the bounds of blocks from now on: the open block fills up
+// to them, and the others stay as they are. O(1).
+func (s *Blocks) SetLimits(l Limits) {
+	s.limits = l
+	s.maxEntries, s.maxB = l.resolved()
+}
+
+// bounds returns the resolved limits.
+func (s *Blocks) bounds() (maxEntries, maxBytes int) {
+	if s.maxEntries == 0 {
+		return BlockMaxEntries, BlockMaxBytes
+	}
+	return s.maxEntries, s.maxB
+}
+
+// Limits returns the bounds of the blocks it starts. O(1).
+func (s *Blocks) Limits() Limits { return s.limits }
 
 // Len returns the number of live entries. O(1).
 func (s *Blocks) Len() int64 { return s.length }
@@ -72,17 +100,25 @@ func (s *Blocks) Append(id ID, fields []Field) (sameAsOpen bool) {
 	tail := s.open
 	var msd, seq uint64
 	same := false
+	size := 0
 	if tail != nil {
 		msd, seq = tail.idDelta(id)
 		same = sameNames(s.openNames, fields)
 		sameAsOpen = same
-		if !tail.fits(entrySize(msd, seq, same, fields)) {
+		size = entrySize(msd, seq, same, fields)
+		maxEntries, maxBytes := s.bounds()
+		// The names' and values' lengths are less than size, and the
+		// listpack's header and counters take at most lpSlack: only an
+		// entry that may not fit needs fitsBytes.
+		if !tail.fits(size, maxEntries) || s.openBound+lpSlack+size >= maxBytes && !s.fitsBytes(tail, fields, maxBytes) {
 			tail.seal()
 			tail = nil
 		}
 	}
 	if tail == nil {
-		tail = newBlock(id, fields)
+		maxEntries, maxBytes := s.bounds()
+		tail = newBlock(id, fields, maxEntries, maxBytes)
+		s.openLPExact, s.openBound, s.openFirst = false, 2*len(tail.data), id
 		s.blocks = append(s.blocks, tail)
 		s.firsts = append(s.firsts, id)
 		s.open = tail
@@ -92,6 +128,11 @@ func (s *Blocks) Append(id ID, fields []Field) (sameAsOpen bool) {
 		}
 		s.openNames = names
 		msd, seq, same = 0, 0, true
+		size = entrySize(0, 0, true, fields)
+	}
+	s.openBound += lpEntryBound(s.openFirst, id, size-uvarintLen(seq), same, len(fields))
+	if s.openLPExact {
+		s.openLP += lpEntrySize(s.openFirst, id, same, fields)
 	}
 	tail.append(id, msd, seq, same, fields)
 	if s.length == 0 {
@@ -351,13 +392,31 @@ func (s *Blocks) removeBlock(bi int) {
 		s.dropHead(1)
 		return
 	}
-	if s.blocks[bi] == s.open {
-		s.open, s.openNames = nil, nil
-	}
+	wasOpen := s.blocks[bi] == s.open
 	copy(s.blocks[bi:], s.blocks[bi+1:])
 	s.blocks[len(s.blocks)-1] = nil
 	s.blocks = s.blocks[:len(s.blocks)-1]
 	s.firsts = append(s.firsts[:bi], s.firsts[bi+1:]...)
+	if wasOpen {
+		s.reopenLast()
+	}
+}
+
+// reopenLast makes the last block the one that takes new entries, after
+// the open block was freed: Redis appends to its last node, whichever it
+// is.
+func (s *Blocks) reopenLast() {
+	s.open, s.openNames = nil, nil
+	if len(s.blocks) == 0 {
+		return
+	}
+	b := s.blocks[len(s.blocks)-1]
+	names, err := b.masterNames()
+	if err != nil {
+		return // Check reports the block
+	}
+	s.open, s.openNames = b, names
+	s.setOpenLP()
 }
 
 // refreshFirst recomputes the first entry ID (0-0 when empty).
@@ -388,6 +447,8 @@ func (s *Blocks) State() State {
 // in order) and st, and checks the result (Check): a snapshot that does
 // not hold together is an error, and the storage is then left empty.
 func (s *Blocks) Restore(blocks []*Block, st State) error {
+	limits := s.limits
+	defer s.SetLimits(limits)
 	*s = Blocks{
 		blocks: blocks, firsts: make([]ID, len(blocks)),
 		lastID: st.LastID, firstID: st.FirstID, maxDeleted: st.MaxDeleted, entriesAdded: st.EntriesAdded,
@@ -415,5 +476,31 @@ func (s *Blocks) Restore(blocks []*Block, st State) error {
 		*s = Blocks{}
 		return err
 	}
+	if s.open != nil {
+		s.setOpenLP()
+	}
 	return nil
+}
+
+// setOpenLP computes the open block's listpack size from its entries.
+func (s *Blocks) setOpenLP() {
+	s.openLP, s.openLPExact = blockLP(s.open, s.openNames), true
+	s.openBound, s.openFirst = s.openLP, s.open.FirstID()
+}
+
+// fitsBytes applies Redis's bound on a node's bytes: an entry of fields
+// starts a new node when the node's listpack bytes plus the entry's names
+// and values reach maxBytes. The listpack's size is computed exactly only
+// when its bound (openBound, see lpEntryBound) comes that near, so a
+// block of small entries, whose limit on entries comes first, never
+// needs it.
+func (s *Blocks) fitsBytes(tail *Block, fields []Field, maxBytes int) bool {
+	need := tail.lpCounters() + lpFieldsLen(fields)
+	if need+s.openBound < maxBytes {
+		return true
+	}
+	if !s.openLPExact {
+		s.openLP, s.openLPExact = blockLP(tail, s.openNames), true
+	}
+	return need+s.openLP < maxBytes
 }
