@@ -45,6 +45,13 @@ type Options struct {
 	// leaves once the server listens and has its DBs open, minus a
 	// reserve of 32, and logs that.
 	MaxClients int
+	// MaxClientsMemory bounds the memory of the buffers of all clients
+	// together: their input buffers (each holds the request being read,
+	// up to MaxRequestBytes) and the large replies held until their
+	// length is known. A client whose request or reply would pass it gets
+	// an error and is disconnected, and the others go on, as Redis closes
+	// clients past maxmemory-clients. 0 means 2 GiB.
+	MaxClientsMemory int
 	// Logger receives the server's log records: a limit lowered at start,
 	// accept errors. nil means slog.Default().
 	Logger *slog.Logger
@@ -97,6 +104,9 @@ type Server struct {
 
 	nextID   atomic.Int64
 	commands atomic.Int64
+
+	clientMem atomic.Int64  // bytes of the clients' buffers (memory.go)
+	freed     chan struct{} // a big buffer was dropped (memory.go)
 }
 
 // New returns a Server with the given options, not yet listening.
@@ -119,10 +129,13 @@ func New(opts Options) *Server {
 	if opts.MaxMultiBytes <= 0 {
 		opts.MaxMultiBytes = 64 << 20
 	}
+	if opts.MaxClientsMemory <= 0 {
+		opts.MaxClientsMemory = 2 << 30
+	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	s := &Server{opts: opts, conns: map[*conn]struct{}{}, durable: opts.Dir != ""}
+	s := &Server{opts: opts, conns: map[*conn]struct{}{}, durable: opts.Dir != "", freed: make(chan struct{}, 1)}
 	if opts.Clock != nil {
 		s.dbOpts = append(s.dbOpts, xstream.WithClock(opts.Clock))
 	}
@@ -162,8 +175,9 @@ func (s *Server) Start() error {
 	}
 	s.ln = ln
 	s.fitMaxClients()
-	s.wg.Add(1)
+	s.wg.Add(2)
 	go s.acceptLoop()
+	go s.memoryLoop()
 	if s.durable {
 		s.wg.Add(1)
 		go s.persist.cron()

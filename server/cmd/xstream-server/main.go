@@ -23,6 +23,9 @@
 //	-max-clients N           most clients connected at once (10,000;
 //	                         lowered at start to fit the limit on open
 //	                         files, as Redis does)
+//	-max-clients-memory N    most memory of all clients' buffers
+//	                         together, as Redis's maxmemory-clients
+//	                         (2 GiB)
 //	-shutdown-timeout D      how long a shutdown waits for in-flight
 //	                         commands (10s)
 //
@@ -57,6 +60,7 @@ func main() {
 	flag.IntVar(&opts.MaxReplyBytes, "max-reply-bytes", 256<<20, "largest reply in bytes")
 	flag.IntVar(&opts.MaxMultiBytes, "max-multi-bytes", 64<<20, "most memory the commands queued in one MULTI may hold, in bytes")
 	flag.IntVar(&opts.MaxClients, "max-clients", 10000, "most clients connected at once")
+	flag.IntVar(&opts.MaxClientsMemory, "max-clients-memory", 2<<30, "most memory the buffers of all clients may hold together, in bytes")
 	flag.StringVar(&opts.Dir, "dir", "", "keep the databases in this directory, database i in DIR/i (default: in memory only)")
 	fsync := flag.String("appendfsync", "everysec", "when the log reaches the disk with -dir: always, everysec or no")
 	grace := flag.Duration("shutdown-timeout", 10*time.Second, "how long a shutdown waits for in-flight commands")
