@@ -65,7 +65,9 @@ type conn struct {
 	// MaxMultiBytes.
 	queuedBytes int
 	queuedWrite bool // a queued command may change a DB
-	inExec      bool
+	// queuedDenyOOM: a queued command is refused past MaxMemory.
+	queuedDenyOOM bool
+	inExec        bool
 
 	// The DBs the commands since the last log barrier ran on, and those
 	// they may have changed (bit i: DB i), and the number of changing

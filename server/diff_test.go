@@ -102,6 +102,27 @@ func startRedisWith(path, dir string, args ...string) (*exec.Cmd, string, error)
 	return cmd, addr, nil
 }
 
+// redisWithT starts a redis-server of its own for the test t, with the
+// arguments args (beyond those of startRedis), stops it when the test
+// ends, and returns its address. It skips the test when redis-server is
+// not installed.
+func redisWithT(t *testing.T, args ...string) string {
+	t.Helper()
+	path, err := exec.LookPath("redis-server")
+	if err != nil {
+		t.Skip("redis-server is not installed")
+	}
+	proc, addr, err := startRedisWith(path, "", append([]string{"--appendonly", "no"}, args...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		proc.Process.Kill()
+		proc.Wait()
+	})
+	return addr
+}
+
 // recConn records what a client reads, so that a test sees each reply's
 // exact bytes.
 type recConn struct {

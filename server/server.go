@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -52,6 +53,11 @@ type Options struct {
 	// an error and is disconnected, and the others go on, as Redis closes
 	// clients past maxmemory-clients. 0 means 2 GiB.
 	MaxClientsMemory int
+	// MaxMemory, when above 0, is Redis's maxmemory with the noeviction
+	// policy, in bytes: past it, commands that add data get Redis's OOM
+	// error, and it is the Go runtime's memory limit while the server
+	// runs (see maxmemory.go). 0 means no limit.
+	MaxMemory int64
 	// Logger receives the server's log records: a limit lowered at start,
 	// accept errors. nil means slog.Default().
 	Logger *slog.Logger
@@ -91,6 +97,12 @@ type Server struct {
 	loaded  int64        // keys the durable DBs held when Start opened them
 	// logErr returns the error of DB i's log (db.Err); tests replace it.
 	logErr func(i int) error
+	// usedMemory returns the memory in use that MaxMemory bounds; tests
+	// replace it.
+	usedMemory func() uint64
+	// prevMemLimit is the runtime's memory limit before Start set it to
+	// MaxMemory, restored by Shutdown; -1 when Start did not set it.
+	prevMemLimit int64
 	// closeErr is what closing the DBs returned, for Close.
 	closeErr error
 
@@ -145,6 +157,8 @@ func New(opts Options) *Server {
 		}
 	}
 	s.logErr = func(i int) error { return s.dbs[i].Err() }
+	s.usedMemory = heapInUseBytes
+	s.prevMemLimit = -1
 	s.persist.init(s)
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	return s
@@ -174,6 +188,9 @@ func (s *Server) Start() error {
 		return err
 	}
 	s.ln = ln
+	if s.opts.MaxMemory > 0 {
+		s.prevMemLimit = debug.SetMemoryLimit(s.opts.MaxMemory)
+	}
 	s.fitMaxClients()
 	s.wg.Add(2)
 	go s.acceptLoop()
@@ -332,6 +349,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		err = ctx.Err()
 	}
 	s.closeErr = s.closeDBs()
+	if s.prevMemLimit >= 0 {
+		debug.SetMemoryLimit(s.prevMemLimit)
+	}
 	if err != nil {
 		return err
 	}

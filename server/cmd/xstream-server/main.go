@@ -26,6 +26,10 @@
 //	-max-clients-memory N    most memory of all clients' buffers
 //	                         together, as Redis's maxmemory-clients
 //	                         (2 GiB)
+//	-maxmemory SIZE          Redis's maxmemory with noeviction: past it,
+//	                         commands that add data get the OOM error;
+//	                         also the Go runtime's memory limit. Bytes,
+//	                         or with k, kb, m, mb, g, gb (0: none)
 //	-shutdown-timeout D      how long a shutdown waits for in-flight
 //	                         commands (10s)
 //
@@ -62,11 +66,17 @@ func main() {
 	flag.IntVar(&opts.MaxClients, "max-clients", 10000, "most clients connected at once")
 	flag.IntVar(&opts.MaxClientsMemory, "max-clients-memory", 2<<30, "most memory the buffers of all clients may hold together, in bytes")
 	flag.StringVar(&opts.Dir, "dir", "", "keep the databases in this directory, database i in DIR/i (default: in memory only)")
+	maxmemory := flag.String("maxmemory", "0", "Redis's maxmemory (noeviction), also the Go memory limit: bytes, or 100mb, 2gb, ... (0: none)")
 	fsync := flag.String("appendfsync", "everysec", "when the log reaches the disk with -dir: always, everysec or no")
 	grace := flag.Duration("shutdown-timeout", 10*time.Second, "how long a shutdown waits for in-flight commands")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "xstream-server: unexpected argument %q\n", flag.Arg(0))
+		os.Exit(2)
+	}
+	var err error
+	if opts.MaxMemory, err = server.ParseMemory(*maxmemory); err != nil {
+		fmt.Fprintf(os.Stderr, "xstream-server: -maxmemory: %v\n", err)
 		os.Exit(2)
 	}
 	switch *fsync {
