@@ -140,7 +140,7 @@ func (c *conn) configParams() [][2]string {
 		{"appendfsync", fsync},
 		{"dir", o.Dir},
 		{"save", ""},
-		{"maxmemory", "0"},
+		{"maxmemory", strconv.FormatInt(o.MaxMemory, 10)},
 		{"maxmemory-policy", "noeviction"},
 		{"proto-max-bulk-len", strconv.Itoa(o.MaxRequestBytes)},
 		{"stream-node-max-entries", strconv.FormatInt(c.srv.nodeEntriesNow(), 10)},

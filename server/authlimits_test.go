@@ -3,7 +3,6 @@ package server
 import (
 	"io"
 	"net"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -19,18 +18,7 @@ import (
 // requirepass; every input ends in an error that closes the connection, so
 // that the whole exchange can be read to its end.
 func TestUnauthenticatedLimitsLikeRedis(t *testing.T) {
-	path, err := exec.LookPath("redis-server")
-	if err != nil {
-		t.Skip("redis-server is not installed")
-	}
-	proc, redisAddr, err := startRedisWith(path, "", "--appendonly", "no", "--requirepass", "pw")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		proc.Process.Kill()
-		proc.Wait()
-	}()
+	redisAddr := redisWithT(t, "--requirepass", "pw")
 	srv := RunTWith(t, Options{Password: "pw"})
 
 	const closeUnauth = "*11\r\n"         // refused before AUTH

@@ -9,7 +9,6 @@ import (
 	"math/bits"
 	"net"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -72,7 +71,9 @@ type conn struct {
 	// MaxMultiBytes.
 	queuedBytes int
 	queuedWrite bool // a queued command may change a DB
-	inExec      bool
+	// queuedDenyOOM: a queued command is refused past MaxMemory.
+	queuedDenyOOM bool
+	inExec        bool
 
 	// The DBs the commands since the last log barrier ran on, and those
 	// they may have changed (bit i: DB i), and the number of changing
@@ -85,13 +86,19 @@ type conn struct {
 	lowerBuf []byte          // reused by lower
 
 	replyStart int // where in out the running command's reply starts
+	// What of the running command's reply was written out before it
+	// ended, and is held in pieces outside out (see bigreply.go); and
+	// whether it was found larger than MaxReplyBytes.
+	streamed, held int
+	replyOver      bool
+	memOver        bool // the reply would pass MaxClientsMemory
 }
 
 // replyFull reports whether the running command's reply has passed
 // MaxReplyBytes, so that a command writing a long reply can stop early:
 // run then replaces the reply with an error.
 func (c *conn) replyFull() bool {
-	return len(c.out)-c.replyStart > c.srv.opts.MaxReplyBytes
+	return c.replyOver || c.replySize() > c.srv.opts.MaxReplyBytes
 }
 
 // request is a request the watcher read, with its own copy of its
@@ -187,11 +194,16 @@ func (c *conn) serve() {
 		if err != nil {
 			if c.writeErr == nil && !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) && !isNetError(err) {
 				msg := err.Error()
-				if err == errRequestTooLarge {
+				switch err {
+				case errRequestTooLarge:
 					msg = fmt.Sprintf("request larger than the limit of %d bytes", c.srv.opts.MaxRequestBytes)
 				}
 				if !strings.HasPrefix(msg, "Protocol error") {
 					msg = "Protocol error: " + msg
+				}
+				if err == errClientsMemory {
+					c.srv.logClientsMemory(c, "request")
+					msg = c.srv.clientsMemoryMsg()
 				}
 				c.err("ERR " + msg)
 			}
@@ -204,6 +216,9 @@ func (c *conn) serve() {
 			c.flush()
 			break
 		}
+		if c.writeErr != nil {
+			break
+		}
 		if len(c.out) > flushBytes {
 			if c.flush() != nil {
 				break
@@ -212,6 +227,7 @@ func (c *conn) serve() {
 	}
 	c.nc.Close()
 	c.cancel()
+	c.releaseIn()
 }
 
 func isNetError(err error) bool {
@@ -333,7 +349,8 @@ func (c *conn) fill() error {
 	if rest == 0 && cap(c.in) > 4*readChunk {
 		// Do not keep the buffer of one huge request, nor (through
 		// argv's spare slots) any buffer it points into.
-		c.in, c.pos, c.argv = nil, 0, nil
+		c.releaseIn()
+		c.argv = nil
 	}
 	if cap(c.argv) > maxKeptArgs {
 		c.argv = nil
@@ -342,14 +359,34 @@ func (c *conn) fill() error {
 		copy(c.in, c.in[c.pos:])
 		c.in, c.pos = c.in[:rest], 0
 	}
-	if cap(c.in)-len(c.in) < inChunk {
-		c.in = slices.Grow(c.in, max(inChunk, len(c.in)))
+	// Room for the rest of the bulk being read, if one is, so that a
+	// large argument is read into a buffer of its size rather than one
+	// doubled up to it.
+	need := max(inChunk, min(c.fr.bodyLeft(), c.srv.opts.MaxRequestBytes)+inChunk)
+	if cap(c.in)-len(c.in) < need {
+		if need < len(c.in) {
+			need = len(c.in) // double a buffer of many small arguments
+		}
+		old := cap(c.in)
+		grown := make([]byte, len(c.in), len(c.in)+need) // not slices.Grow, which copies through a temporary under -race
+		copy(grown, c.in)
+		if !c.srv.reserveClientMem(cap(grown) - old) {
+			return errClientsMemory
+		}
+		c.in = grown
 	}
 	c.fr.lim.unauth = !c.authed
 	n, err := c.fr.Read(c.in[len(c.in):cap(c.in)])
 	c.in = c.in[:len(c.in)+n]
 	c.partial = c.fr.midRequest()
 	return err
+}
+
+// releaseIn drops the input buffer.
+func (c *conn) releaseIn() {
+	c.srv.clientMem.Add(-int64(cap(c.in)))
+	c.srv.noteFreed(cap(c.in))
+	c.in, c.pos = nil, 0
 }
 
 // owned returns a request holding copies of args, which point into c.in.
@@ -392,7 +429,9 @@ func (c *conn) watch() (stop func()) {
 	c.replyStart = 0
 	// The blocked command's arguments point into c.in and c.argv: the
 	// watcher reads into copies, so that they stay as they are.
+	old := cap(c.in)
 	c.in, c.pos, c.argv = append([]byte(nil), c.in[c.pos:]...), 0, nil
+	c.srv.clientMem.Add(int64(cap(c.in) - old))
 	c.ahead.setRelease(false)
 	c.srv.stats.blocked.Add(1)
 	var stopping atomic.Bool
@@ -456,6 +495,7 @@ func (c *conn) discardInput(stopping *atomic.Bool) {
 func (c *conn) run(args [][]byte) {
 	start := len(c.out)
 	c.replyStart = start
+	c.streamed, c.replyOver = 0, false
 	if len(args) > c.srv.opts.MaxArgs {
 		c.out = redcon.AppendError(c.out, fmt.Sprintf("ERR too many arguments: %d, the limit is %d", len(args), c.srv.opts.MaxArgs))
 		return
@@ -474,11 +514,33 @@ func (c *conn) run(args [][]byte) {
 	case c.replyMode == replyOff:
 		c.out = c.out[:start]
 	}
-	if len(c.out)-start > c.srv.opts.MaxReplyBytes {
-		c.out = c.out[:start]
-		c.out = redcon.AppendError(c.out, fmt.Sprintf("ERR reply exceeds the output limit of %d bytes", c.srv.opts.MaxReplyBytes))
+	if !c.replyFull() {
+		return
 	}
+	c.out = c.out[:start]
+	if c.memOver {
+		c.srv.logClientsMemory(c, "reply")
+		c.memOver, c.quit = false, true
+		if c.streamed == 0 {
+			c.err("ERR " + c.srv.clientsMemoryMsg())
+		}
+		return
+	}
+	if c.streamed > 0 {
+		// Part of it went out: it cannot be replaced by an error.
+		c.srv.opts.Logger.Warn("xstream server: client closed, its reply passed MaxReplyBytes after part of it was sent",
+			"client_id", c.clientID, "max_reply_bytes", c.srv.opts.MaxReplyBytes)
+		if c.writeErr == nil {
+			c.writeErr = errReplyCut
+		}
+		return
+	}
+	c.out = redcon.AppendError(c.out, fmt.Sprintf("ERR reply exceeds the output limit of %d bytes", c.srv.opts.MaxReplyBytes))
 }
+
+// errReplyCut ends a connection whose reply passed MaxReplyBytes once part
+// of it was sent.
+var errReplyCut = errors.New("xstream server: reply over MaxReplyBytes after part of it was sent")
 
 // maxKeptScratch is the largest scratch buffer a connection keeps
 // between commands.
@@ -498,6 +560,7 @@ func (c *conn) flush() error {
 		}
 	}
 	if cap(c.out) > 4*flushBytes {
+		c.srv.noteFreed(cap(c.out))
 		c.out = nil // do not keep the buffer of one huge reply
 	} else {
 		c.out = c.out[:0]
@@ -556,11 +619,23 @@ func (c *conn) err(msg string) {
 	c.errs++
 	c.srv.stats.countError(msg)
 }
-func (c *conn) int(n int64)        { c.out = redcon.AppendInt(c.out, n) }
-func (c *conn) array(n int)        { c.out = redcon.AppendArray(c.out, n) }
-func (c *conn) bulk(s string)      { c.out = redcon.AppendBulkString(c.out, s) }
-func (c *conn) simple(s string)    { c.out = redcon.AppendString(c.out, s) }
-func (c *conn) bulkBytes(b []byte) { c.out = redcon.AppendBulk(c.out, b) }
+func (c *conn) int(n int64) { c.out = redcon.AppendInt(c.out, n) }
+func (c *conn) array(n int) { c.out = redcon.AppendArray(c.out, n) }
+func (c *conn) bulk(s string) {
+	if len(s) >= bigReply {
+		c.bigBulkString(s)
+		return
+	}
+	c.out = redcon.AppendBulkString(c.out, s)
+}
+func (c *conn) simple(s string) { c.out = redcon.AppendString(c.out, s) }
+func (c *conn) bulkBytes(b []byte) {
+	if len(b) >= bigReply {
+		c.bigBulk(b)
+		return
+	}
+	c.out = redcon.AppendBulk(c.out, b)
+}
 
 // null writes a null bulk string: $-1 in RESP2, _ in RESP3.
 func (c *conn) null() {

@@ -102,6 +102,27 @@ func startRedisWith(path, dir string, args ...string) (*exec.Cmd, string, error)
 	return cmd, addr, nil
 }
 
+// redisWithT starts a redis-server of its own for the test t, with the
+// arguments args (beyond those of startRedis), stops it when the test
+// ends, and returns its address. It skips the test when redis-server is
+// not installed.
+func redisWithT(t *testing.T, args ...string) string {
+	t.Helper()
+	path, err := exec.LookPath("redis-server")
+	if err != nil {
+		t.Skip("redis-server is not installed")
+	}
+	proc, addr, err := startRedisWith(path, "", append([]string{"--appendonly", "no"}, args...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		proc.Process.Kill()
+		proc.Wait()
+	})
+	return addr
+}
+
 // recConn records what a client reads, so that a test sees each reply's
 // exact bytes.
 type recConn struct {
@@ -205,10 +226,14 @@ type pair struct {
 	// trimmedPast holds "key group" for the groups whose entries-read
 	// and lag follow Redis 7.2 rather than 7.0 (see trackTrimmedPast).
 	trimmedPast map[string]bool
-	queued      [][]string // commands queued in MULTI
-	srv         *Server
-	real        *client
-	xs          *client
+	// seen holds, for "key group consumer", when an XCLAIM or XAUTOCLAIM
+	// of the real Redis refreshed the consumer's seen-time by Redis 7.2's
+	// rule (in ms, the clock of this machine, which Redis shares).
+	seen   map[string]int64
+	queued [][]string // commands queued in MULTI
+	srv    *Server
+	real   *client
+	xs     *client
 }
 
 // newPair flushes the real Redis and starts an xstream server, with RESP2
@@ -221,7 +246,7 @@ func newPairProto(t testing.TB, proto int) *pair {
 	if realAddr == "" {
 		t.Skip("no Redis to compare with: set XSTREAM_REDIS_ADDR or put redis-server on PATH")
 	}
-	p := &pair{t: t, proto: proto, srv: RunT(t), trimmedPast: map[string]bool{}}
+	p := &pair{t: t, proto: proto, srv: RunT(t), trimmedPast: map[string]bool{}, seen: map[string]int64{}}
 	p.real = newClientProto(t, realAddr, proto)
 	p.xs = newClientProto(t, p.srv.Addr(), proto)
 	if r := p.real.do(t, "FLUSHALL"); r.s != "OK" {
@@ -267,6 +292,7 @@ func (p *pair) do(args ...string) *reply {
 
 func (p *pair) check(args []string, want, got *reply) *reply {
 	p.t.Helper()
+	p.seenByClaim(args, want)
 	normalize(args, want)
 	normalize(args, got)
 	p.trackTrimmedPast()
@@ -286,13 +312,20 @@ func (p *pair) check(args []string, want, got *reply) *reply {
 // after brings the real Redis 7.0 to the state Redis 7.2 would be in
 // after a command, for the differences the xstream server follows the
 // newer Redis in: XREADGROUP, XCLAIM and XAUTOCLAIM create their
-// consumer even when they read or claim nothing.
+// consumer even when they read or claim nothing, and XCLAIM and
+// XAUTOCLAIM refresh its seen-time then too.
 func (p *pair) after(args []string, want *reply) {
 	if want.kind == '-' {
 		return
 	}
 	if (strings.EqualFold(args[0], "XCLAIM") || strings.EqualFold(args[0], "XAUTOCLAIM")) && len(args) > 3 {
 		p.real.do(p.t, "XGROUP", "CREATECONSUMER", args[1], args[2], args[3])
+		// Redis 7.2 also refreshes the consumer's seen-time when it
+		// claims nothing; Redis 7.0 has no command that does only that
+		// (a history read past the last pending ID does, unless that ID
+		// is the largest). The time is noted and put into Redis's later
+		// XINFO replies (see seenByClaim).
+		p.claimSeen(args[1], args[2], args[3])
 		return
 	}
 	if !strings.EqualFold(args[0], "XREADGROUP") {
@@ -397,4 +430,73 @@ func (p *pair) hideCounters(key string, r *reply) {
 			}
 		}
 	})
+}
+
+// claimSeen notes that an XCLAIM or XAUTOCLAIM of consumer c of group g
+// of key just ran on the real Redis.
+func (p *pair) claimSeen(key, g, c string) {
+	p.seen[key+" "+g+" "+c] = time.Now().UnixMilli()
+}
+
+// seenByClaim puts into the real Redis's reply to an XINFO STREAM FULL or
+// XINFO CONSUMERS the seen-times Redis 7.2 would have after the claims
+// noted by claimSeen: a consumer's seen-time is the later of Redis 7.0's
+// and its last claim's, its idle time the shorter. The consumer's
+// seen-time is then compared with the xstream server's from the same
+// event, however long ago Redis 7.0 last refreshed it.
+func (p *pair) seenByClaim(args []string, r *reply) {
+	if len(args) < 3 || !strings.EqualFold(args[0], "XINFO") || r.kind == '-' {
+		return
+	}
+	now := time.Now().UnixMilli()
+	fix := func(key, g string, cons *reply) {
+		var name string
+		mapFields(cons, nil, func(n string, v *reply) {
+			if n == "name" {
+				name = v.s
+			}
+		})
+		at, ok := p.seen[key+" "+g+" "+name]
+		if !ok {
+			return
+		}
+		mapFields(cons, nil, func(n string, v *reply) {
+			switch n {
+			case "seen-time":
+				v.n = max(v.n, at)
+			case "idle":
+				v.n = min(v.n, now-at)
+			}
+		})
+	}
+	key := args[2]
+	switch {
+	case strings.EqualFold(args[1], "CONSUMERS") && len(args) > 3:
+		for _, cons := range r.kids {
+			fix(key, args[3], cons)
+		}
+	case strings.EqualFold(args[1], "STREAM") && len(args) > 3 && strings.EqualFold(args[3], "FULL"):
+		mapFields(r, nil, func(n string, groups *reply) {
+			if n != "groups" {
+				return
+			}
+			for _, g := range groups.kids {
+				var gname string
+				var consumers *reply
+				mapFields(g, nil, func(n string, v *reply) {
+					switch n {
+					case "name":
+						gname = v.s
+					case "consumers":
+						consumers = v
+					}
+				})
+				if consumers != nil {
+					for _, cons := range consumers.kids {
+						fix(key, gname, cons)
+					}
+				}
+			}
+		})
+	}
 }

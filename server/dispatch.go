@@ -17,7 +17,8 @@ type command struct {
 	// From spec's flags: write (it may change a DB: refused when the
 	// DB's log failed) and no_multi (refused inside MULTI).
 	write, noMulti bool
-	idx            int // in commandsInOrder, and in a server's stats
+	idx            int  // in commandsInOrder, and in a server's stats
+	denyOOM        bool // refused past MaxMemory (maxmemory.go)
 }
 
 var (
@@ -39,6 +40,7 @@ func register(name string, arity int, fn func(c *conn, args [][]byte)) *command 
 	for _, f := range strings.Fields(cmd.spec.flags) {
 		cmd.write = cmd.write || f == "write"
 		cmd.noMulti = cmd.noMulti || f == "no_multi"
+		cmd.denyOOM = cmd.denyOOM || f == "denyoom"
 	}
 	if parent, sub, ok := strings.Cut(name, "|"); ok {
 		p := commands[parent]
@@ -155,6 +157,9 @@ func (c *conn) dispatch(args [][]byte) {
 		c.dirty = true
 		return
 	}
+	if c.srv.opts.MaxMemory > 0 && c.refuseOOM(cmd) {
+		return
+	}
 	if c.srv.durable && c.refuseWrite(cmd) {
 		return
 	}
@@ -178,6 +183,7 @@ func (c *conn) dispatch(args [][]byte) {
 			}
 			c.queued = append(c.queued, q)
 			c.queuedWrite = c.queuedWrite || cmd.write
+			c.queuedDenyOOM = c.queuedDenyOOM || cmd.denyOOM
 			c.simple("QUEUED")
 			return
 		}
@@ -291,5 +297,5 @@ func init() {
 }
 
 func (c *conn) resetMulti() {
-	c.multi, c.dirty, c.queued, c.queuedBytes, c.queuedWrite = false, false, nil, 0, false
+	c.multi, c.dirty, c.queued, c.queuedBytes, c.queuedWrite, c.queuedDenyOOM = false, false, nil, 0, false, false
 }

@@ -135,6 +135,15 @@ func (f *frameReader) midRequest() bool {
 	return false
 }
 
+// bodyLeft returns the bytes of the bulk being read that Read has not
+// handed over yet, with its CR LF; 0 between bulks.
+func (f *frameReader) bodyLeft() int {
+	if f.scan.state != stBody {
+		return 0
+	}
+	return f.scan.skip
+}
+
 // fill does Read's work on what is buffered. It returns 0 when it only
 // dropped empty requests, or when held, when what is buffered is the
 // start of a request that may yet be empty.

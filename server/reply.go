@@ -26,7 +26,9 @@ func (c *conn) entry(e xstream.Entry) {
 }
 
 // entries writes es as an array, stopping when the reply passes the
-// output limit (run then replaces it with an error).
+// output limit (run then replaces it with an error, or closes the
+// connection if part of it was sent), and writing out what it gathered
+// each time that passes bigReply.
 func (c *conn) entries(es []xstream.Entry) {
 	c.array(len(es))
 	for _, e := range es {
@@ -34,6 +36,7 @@ func (c *conn) entries(es []xstream.Entry) {
 		if c.replyFull() {
 			return
 		}
+		c.streamIfBig()
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -45,6 +46,18 @@ type Options struct {
 	// leaves once the server listens and has its DBs open, minus a
 	// reserve of 32, and logs that.
 	MaxClients int
+	// MaxClientsMemory bounds the memory of the buffers of all clients
+	// together: their input buffers (each holds the request being read,
+	// up to MaxRequestBytes) and the large replies held until their
+	// length is known. A client whose request or reply would pass it gets
+	// an error and is disconnected, and the others go on, as Redis closes
+	// clients past maxmemory-clients. 0 means 2 GiB.
+	MaxClientsMemory int
+	// MaxMemory, when above 0, is Redis's maxmemory with the noeviction
+	// policy, in bytes: past it, commands that add data get Redis's OOM
+	// error, and it is the Go runtime's memory limit while the server
+	// runs (see maxmemory.go). 0 means no limit.
+	MaxMemory int64
 	// Logger receives the server's log records: a limit lowered at start,
 	// accept errors. nil means slog.Default().
 	Logger *slog.Logger
@@ -89,6 +102,12 @@ type Server struct {
 	loaded  int64        // keys the durable DBs held when Start opened them
 	// logErr returns the error of DB i's log (db.Err); tests replace it.
 	logErr func(i int) error
+	// usedMemory returns the memory in use that MaxMemory bounds; tests
+	// replace it.
+	usedMemory func() uint64
+	// prevMemLimit is the runtime's memory limit before Start set it to
+	// MaxMemory, restored by Shutdown; -1 when Start did not set it.
+	prevMemLimit int64
 	// closeErr is what closing the DBs returned, for Close.
 	closeErr error
 
@@ -110,6 +129,9 @@ type Server struct {
 
 	clock  clock  // moved by SetTime and FastForward
 	faults faults // set by SetError, FailNext and FailCommand
+
+	clientMem atomic.Int64  // bytes of the clients' buffers (memory.go)
+	freed     chan struct{} // a big buffer was dropped (memory.go)
 }
 
 // New returns a Server with the given options, not yet listening.
@@ -132,10 +154,13 @@ func New(opts Options) *Server {
 	if opts.MaxMultiBytes <= 0 {
 		opts.MaxMultiBytes = 64 << 20
 	}
+	if opts.MaxClientsMemory <= 0 {
+		opts.MaxClientsMemory = 2 << 30
+	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	s := &Server{opts: opts, conns: map[*conn]struct{}{}, durable: opts.Dir != "", nodeEntries: 100, nodeBytes: 4096}
+	s := &Server{opts: opts, conns: map[*conn]struct{}{}, durable: opts.Dir != "", nodeEntries: 100, nodeBytes: 4096, freed: make(chan struct{}, 1)}
 	// The DBs read the server's clock, which SetTime and FastForward move.
 	s.dbOpts = append(s.dbOpts, xstream.WithClock(s.now))
 	if !s.durable {
@@ -144,6 +169,8 @@ func New(opts Options) *Server {
 		}
 	}
 	s.logErr = func(i int) error { return s.dbs[i].Err() }
+	s.usedMemory = heapInUseBytes
+	s.prevMemLimit = -1
 	s.persist.init(s)
 	s.stats.init()
 	s.ctx, s.cancel = context.WithCancel(context.Background())
@@ -187,10 +214,14 @@ func (s *Server) startLocked(addr string) error {
 	s.addr.Store(&a)
 	s.mu.Lock()
 	s.ln = ln
+	if s.opts.MaxMemory > 0 {
+		s.prevMemLimit = debug.SetMemoryLimit(s.opts.MaxMemory)
+	}
 	s.fitMaxClients()
 	s.mu.Unlock()
-	s.wg.Add(1)
+	s.wg.Add(2)
 	go s.acceptLoop(ln)
+	go s.memoryLoop()
 	if s.durable {
 		s.wg.Add(1)
 		go s.persist.cron()
@@ -375,6 +406,9 @@ func (s *Server) shutdownLocked(ctx context.Context) error {
 		err = ctx.Err()
 	}
 	s.closeErr = s.closeDBs()
+	if s.prevMemLimit >= 0 {
+		debug.SetMemoryLimit(s.prevMemLimit)
+	}
 	if err != nil {
 		return err
 	}

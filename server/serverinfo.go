@@ -98,9 +98,9 @@ func (c *conn) infoMemory(b *strings.Builder) {
 	}
 	fmt.Fprintf(b, "# Memory\r\nused_memory:%d\r\nused_memory_human:%s\r\nused_memory_rss:%d\r\nused_memory_rss_human:%s\r\n"+
 		"used_memory_peak:%d\r\nused_memory_peak_human:%s\r\nused_memory_lua:0\r\nused_memory_scripts:0\r\nnumber_of_cached_scripts:0\r\n"+
-		"number_of_functions:0\r\nnumber_of_libraries:0\r\nmaxmemory:0\r\nmaxmemory_human:0B\r\nmaxmemory_policy:noeviction\r\n"+
+		"number_of_functions:0\r\nnumber_of_libraries:0\r\nmaxmemory:%d\r\nmaxmemory_human:%s\r\nmaxmemory_policy:noeviction\r\n"+
 		"mem_allocator:go\r\ngo_heap_objects:%d\r\ngo_gc_cycles:%d\r\n",
-		used, humanBytes(used), rss, humanBytes(rss), peak, humanBytes(peak), ms.HeapObjects, ms.NumGC)
+		used, humanBytes(used), rss, humanBytes(rss), peak, humanBytes(peak), c.srv.opts.MaxMemory, humanBytes(c.srv.opts.MaxMemory), ms.HeapObjects, ms.NumGC)
 }
 
 // residentBytes reads the process's resident set size from

@@ -269,6 +269,7 @@ const rangePage = 1024
 // its later pages.
 func (c *conn) rangeReply(s *xstream.Stream, lo, hi xstream.ID, count int, rev bool) {
 	start := len(c.out)
+	var big pieces // a reply past bigReply, until its length is known
 	n := 0
 	for {
 		want := rangePage
@@ -283,6 +284,7 @@ func (c *conn) rangeReply(s *xstream.Stream, lo, hi xstream.ID, count int, rev b
 			es, err = s.Range(lo.String(), hi.String(), want)
 		}
 		if err != nil { // the bounds were checked: not expected
+			big.release(c)
 			c.out = c.out[:start]
 			c.err("ERR " + err.Error())
 			return
@@ -291,8 +293,12 @@ func (c *conn) rangeReply(s *xstream.Stream, lo, hi xstream.ID, count int, rev b
 			c.entry(e)
 			n++
 			if c.replyFull() {
-				break
+				// run replaces the reply with an error.
+				big.release(c)
+				c.out, c.replyOver = c.out[:start], true
+				return
 			}
+			start = big.cut(c, start)
 		}
 		if len(es) < want || n == count || c.replyFull() {
 			break
@@ -310,6 +316,10 @@ func (c *conn) rangeReply(s *xstream.Stream, lo, hi xstream.ID, count int, rev b
 	}
 	// The array's length is known only now: put it in front.
 	c.scratch = redcon.AppendArray(c.scratch[:0], n)
+	if big.parts != nil {
+		big.send(c, c.scratch)
+		return
+	}
 	c.out = slices.Insert(c.out, start, c.scratch...)
 }
 

@@ -23,6 +23,13 @@
 //	-max-clients N           most clients connected at once (10,000;
 //	                         lowered at start to fit the limit on open
 //	                         files, as Redis does)
+//	-max-clients-memory N    most memory of all clients' buffers
+//	                         together, as Redis's maxmemory-clients
+//	                         (2 GiB)
+//	-maxmemory SIZE          Redis's maxmemory with noeviction: past it,
+//	                         commands that add data get the OOM error;
+//	                         also the Go runtime's memory limit. Bytes,
+//	                         or with k, kb, m, mb, g, gb (0: none)
 //	-shutdown-timeout D      how long a shutdown waits for in-flight
 //	                         commands (10s)
 //
@@ -77,7 +84,9 @@ func main() {
 	flag.IntVar(&opts.MaxReplyBytes, "max-reply-bytes", 256<<20, "largest reply in bytes")
 	flag.IntVar(&opts.MaxMultiBytes, "max-multi-bytes", 64<<20, "most memory the commands queued in one MULTI may hold, in bytes")
 	flag.IntVar(&opts.MaxClients, "max-clients", 10000, "most clients connected at once")
+	flag.IntVar(&opts.MaxClientsMemory, "max-clients-memory", 2<<30, "most memory the buffers of all clients may hold together, in bytes")
 	flag.StringVar(&opts.Dir, "dir", "", "keep the databases in this directory, database i in DIR/i (default: in memory only)")
+	maxmemory := flag.String("maxmemory", "0", "Redis's maxmemory (noeviction), also the Go memory limit: bytes, or 100mb, 2gb, ... (0: none)")
 	fsync := flag.String("appendfsync", "everysec", "when the log reaches the disk with -dir: always, everysec or no")
 	grace := flag.Duration("shutdown-timeout", 10*time.Second, "how long a shutdown waits for in-flight commands")
 	version := flag.Bool("version", false, "print the version and exit")
@@ -89,6 +98,11 @@ func main() {
 	}
 	if flag.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "xstream-server: unexpected argument %q\n", flag.Arg(0))
+		os.Exit(2)
+	}
+	var err error
+	if opts.MaxMemory, err = server.ParseMemory(*maxmemory); err != nil {
+		fmt.Fprintf(os.Stderr, "xstream-server: -maxmemory: %v\n", err)
 		os.Exit(2)
 	}
 	switch *fsync {
