@@ -68,6 +68,7 @@ func (db *DB) Stream(name string) *Stream {
 // creation, which the stream's first call commits. The caller inserts it.
 func (db *DB) newStreamLocked(name string) *Stream {
 	s := newStream(name, db.cfg)
+	s.db = db
 	if d := db.dur; d != nil {
 		s.log = d.newLog()
 		s.log.begin(effCreateStream)

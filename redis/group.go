@@ -10,7 +10,13 @@ import (
 	"github.com/xstreamgo/xstream"
 )
 
+// CreateGroup sends XGROUP CREATE. A group with a dead-letter policy is
+// refused with an error wrapping errors.ErrUnsupported: Redis has no such
+// policy, and this engine is no xstream.DeadLetterPolicyEngine.
 func (b *base) CreateGroup(ctx context.Context, stream, group, start string, opts xstream.GroupOptions) error {
+	if opts.DeadLetter != (xstream.DeadLetterPolicy{}) {
+		return errorf(errUnsupported, "a dead-letter policy (%+v) for group %q: Redis has none, and this engine does not emulate it", opts.DeadLetter, group)
+	}
 	id, err := groupStart(start)
 	var read []string
 	if err == nil {
