@@ -54,12 +54,19 @@ func (s *Stream) entryLocked(id ID) (b *store.Block, flags byte, body int, ok bo
 // l (lockRead's). A ">" read with nothing to deliver returns nil; a
 // history read returns a non-nil slice.
 func (s *Stream) readGroupLocked(l *groupLocks, g *group, consumer string, p groupPos, args ReadGroupArgs, now int64) []Entry {
-	c, _ := s.consumerLocked(g, consumer)
-	s.seeConsumerLocked(g, c, now)
+	c := s.seenConsumerLocked(g, consumer, now)
 	if p.history {
 		return s.historyLocked(l, g, c, p.after, args.Count, now)
 	}
 	return s.readNewLocked(g, c, args.Count, args.NoAck, now)
+}
+
+// seenConsumerLocked returns the consumer called name, created if
+// needed, seen at now: a read's first step.
+func (s *Stream) seenConsumerLocked(g *group, name string, now int64) *consumer {
+	c, _ := s.consumerLocked(g, name)
+	s.seeConsumerLocked(g, c, now)
+	return c
 }
 
 // readNewLocked delivers to c the entries after the group's last
@@ -169,15 +176,18 @@ func (s *Stream) ReadGroup(ctx context.Context, group, consumer, after string, a
 		return nil, err
 	}
 	now := s.nowMs()
-	l := s.lockRead(group, p)
+	if p.history {
+		return s.readHistory(group, consumer, p, args, now)
+	}
+	s.mu.Lock()
 	g, err := s.groupLocked(group)
 	if err != nil {
-		l.unlock()
+		s.unlock()
 		return nil, err
 	}
-	es := s.readGroupLocked(&l, g, consumer, p, args, now)
+	es := s.readNewLocked(g, s.seenConsumerLocked(g, consumer, now), args.Count, args.NoAck, now)
 	if es != nil || args.Block == 0 {
-		l.unlock()
+		s.unlock()
 		return es, nil
 	}
 	w := newGroupWaiter(consumer, args)
@@ -190,6 +200,18 @@ func (s *Stream) ReadGroup(ctx context.Context, group, consumer, after string, a
 		s.settleServed()
 	}
 	return w.entries, w.err
+}
+
+// readHistory is ReadGroup with an ID: under the locks of lockGroup, as
+// it may dead-letter.
+func (s *Stream) readHistory(group, consumer string, p groupPos, args ReadGroupArgs, now int64) ([]Entry, error) {
+	l := s.lockGroup(group)
+	defer l.unlock()
+	g, err := s.groupLocked(group)
+	if err != nil {
+		return nil, err
+	}
+	return s.readGroupLocked(&l, g, consumer, p, args, now), nil
 }
 
 // lockRead takes the locks of a ReadGroup of the group called name at p:
