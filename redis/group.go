@@ -345,6 +345,10 @@ func (b *base) Groups(ctx context.Context, stream string) ([]xstream.GroupInfo, 
 		out[i] = groupProgress(f)
 		out[i].Consumers = int(f.int("consumers"))
 		out[i].Pending = f.int("pending")
+		// xstream's server lists a group's dead-letter policy (XGROUPCFG);
+		// Redis has none, and these stay zero.
+		out[i].DeadLetter = xstream.DeadLetterPolicy{MaxDeliveries: f.int("max-deliveries"), Stream: f.str("dead-letter-stream")}
+		out[i].DeadLettered = f.int("dead-lettered")
 		if f.err != nil {
 			return nil, f.err
 		}
