@@ -10,20 +10,28 @@ import (
 // one broken: those of its storage (store.Blocks.Check) and of its groups.
 // In each group, every pending entry owned by a consumer is in that
 // consumer's PEL and every ID of a consumer's PEL is pending to it in the
-// group's; consumer numbers name their consumers. It costs O(N + P) and
+// group's; consumer numbers name their consumers; the groups with a
+// dead-letter policy are those counted. It costs O(N + P) and
 // serves tests and the checking of loaded data.
 func (s *Stream) checkLocked() error {
 	if err := s.st.Check(); err != nil {
 		return fmt.Errorf("stream %q: %w", s.name, err)
 	}
 	var err error
+	policies := 0
 	s.eachGroupLocked(func(g *group) {
+		if g.dead.MaxDeliveries != 0 {
+			policies++
+		}
 		if err == nil {
 			if e := g.checkLocked(); e != nil {
 				err = fmt.Errorf("stream %q, group %q: %w", s.name, g.name, e)
 			}
 		}
 	})
+	if err == nil && policies != s.deadPolicies {
+		err = fmt.Errorf("stream %q: %d groups with a dead-letter policy, counted %d", s.name, policies, s.deadPolicies)
+	}
 	return err
 }
 

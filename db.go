@@ -73,6 +73,7 @@ func (db *DB) Stream(name string) *Stream {
 // creation, which the stream's first call commits. The caller inserts it.
 func (db *DB) newStreamLocked(name string) *Stream {
 	s := newStream(name, db.cfg)
+	s.db = db
 	if db.limitsSet {
 		s.st.SetLimits(db.limits)
 	}

@@ -19,6 +19,9 @@ func (db *DB) CreateGroup(name, group, start string, opts GroupOptions) error {
 	if _, err := opts.entriesRead(); err != nil {
 		return err
 	}
+	if err := (&Stream{name: name, db: db}).checkDeadLetterPolicy(opts.DeadLetter); err != nil {
+		return err
+	}
 	return db.Stream(name).CreateGroup(group, start, opts)
 }
 
@@ -81,19 +84,19 @@ func (db *DB) ReadGroup(ctx context.Context, group, consumer string, args ReadGr
 	var out []StreamEntries
 	for i, s := range streams {
 		now := s.nowMs()
-		s.mu.Lock()
+		l := s.lockRead(group, pos[i])
 		g, err := s.groupLocked(group)
 		if err != nil {
 			// Destroyed since the check. Entries already read from
 			// the streams before are in their PELs; return them.
-			settle(s.unlockDeferred())
+			settle(l.unlockDeferred())
 			if len(out) > 0 {
 				continue
 			}
 			return nil, err
 		}
-		es := s.readGroupLocked(g, consumer, pos[i], args, now)
-		settle(s.unlockDeferred())
+		es := s.readGroupLocked(&l, g, consumer, pos[i], args, now)
+		settle(l.unlockDeferred())
 		if es != nil {
 			out = append(out, StreamEntries{Stream: s.name, Entries: es})
 		}

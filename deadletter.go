@@ -3,12 +3,13 @@ package xstream
 import "strconv"
 
 // Dead letters. Redis leaves it to the application to set aside entries
-// that keep failing; MoveDeadLetters does it: it copies each pending entry
-// delivered more than a limit to a dead-letter stream and acknowledges it
-// in its group.
+// that keep failing; MoveDeadLetters does it when called: it copies each
+// pending entry delivered more than a limit to a dead-letter stream and
+// acknowledges it in its group. A group's DeadLetterPolicy
+// (deadpolicy.go) does it by itself, atomically.
 
-// The fields that MoveDeadLetters puts before an entry's own fields in the
-// dead-letter stream.
+// The fields that MoveDeadLetters, and a group's DeadLetterPolicy, put
+// before an entry's own fields in the dead-letter stream.
 const (
 	DeadLetterStreamField     = "dead-letter-stream"     // source stream name
 	DeadLetterGroupField      = "dead-letter-group"      // group
@@ -28,7 +29,8 @@ type DeadLetterArgs struct {
 	Count int
 }
 
-// DeadLetter describes one entry moved by MoveDeadLetters.
+// DeadLetter describes one entry moved by MoveDeadLetters or by a group's
+// DeadLetterPolicy.
 type DeadLetter struct {
 	ID         ID // in the source stream
 	DeadID     ID // in the dead-letter stream
@@ -105,16 +107,7 @@ func (s *Stream) MoveDeadLetters(group string, args DeadLetterArgs) ([]DeadLette
 
 	var moved []DeadLetter
 	for _, d := range cands {
-		fields := make([]Field, 0, 5+len(d.fields))
-		fields = append(fields,
-			Field{DeadLetterStreamField, s.name},
-			Field{DeadLetterGroupField, group},
-			Field{DeadLetterIDField, d.id.String()},
-			Field{DeadLetterConsumerField, d.letter.Consumer},
-			Field{DeadLetterDeliveriesField, strconv.FormatInt(d.letter.Deliveries, 10)},
-		)
-		fields = append(fields, d.fields...)
-		dead, err := args.To.Add(AddArgs{}, fields...)
+		dead, err := args.To.Add(AddArgs{}, deadLetterFields(s.name, group, d.letter, d.fields)...)
 		if err != nil {
 			s.ackMoved(group, moved)
 			return moved, err
@@ -124,6 +117,20 @@ func (s *Stream) MoveDeadLetters(group string, args DeadLetterArgs) ([]DeadLette
 	}
 	s.ackMoved(group, moved)
 	return moved, nil
+}
+
+// deadLetterFields returns the fields of the dead letter d of the stream
+// called stream, group group, whose message had the given fields.
+func deadLetterFields(stream, group string, d DeadLetter, fields []Field) []Field {
+	out := make([]Field, 0, 5+len(fields))
+	out = append(out,
+		Field{DeadLetterStreamField, stream},
+		Field{DeadLetterGroupField, group},
+		Field{DeadLetterIDField, d.ID.String()},
+		Field{DeadLetterConsumerField, d.Consumer},
+		Field{DeadLetterDeliveriesField, strconv.FormatInt(d.Deliveries, 10)},
+	)
+	return append(out, fields...)
 }
 
 // ackMoved acknowledges dead-lettered entries that are still pending.

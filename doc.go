@@ -64,13 +64,13 @@
 //	id, err := e.Add(ctx, "orders", xstream.AddArgs{}, fields...)
 //
 // Capabilities not every engine has (Nack, DeleteEx and AckDel,
-// MoveDeadLetters) are optional interfaces, reached through the functions
-// of the same names, which fail with errors.ErrUnsupported elsewhere.
-// ShardedEngine is the same for one sharded stream (puts, resharding,
-// iterators as strings, the parent-before-child reader, sharded groups);
-// LocalSharded(ss) is its in-process implementation. The package
-// xstreamtest holds the conformance suites (Run, RunSharded) that every
-// implementation passes.
+// MoveDeadLetters, SetDeadLetterPolicy) are optional interfaces, reached
+// through the functions of the same names, which fail with
+// errors.ErrUnsupported elsewhere. ShardedEngine is the same for one
+// sharded stream (puts, resharding, iterators as strings, the
+// parent-before-child reader, sharded groups); LocalSharded(ss) is its
+// in-process implementation. The package xstreamtest holds the
+// conformance suites (Run, RunSharded) that every implementation passes.
 //
 // # Consumer groups
 //
@@ -88,6 +88,18 @@
 // Consumers complete the set; MoveDeadLetters moves entries delivered too
 // often to a dead-letter stream. PEL operations are O(log P) in the number
 // of pending entries.
+//
+// A group of a DB's stream can also dead-letter by itself, as NATS
+// JetStream's max_deliver and SQS's redrive policy do: with a
+// DeadLetterPolicy (GroupOptions.DeadLetter, or SetDeadLetterPolicy), a
+// Claim, AutoClaim or history read that would deliver an entry more than
+// MaxDeliveries times moves it to the named dead-letter stream instead,
+// with the fields MoveDeadLetters writes, and takes it out of the PEL, in
+// one atomic step; GroupInfo.DeadLettered counts them:
+//
+//	db.CreateGroup("jobs", "workers", "0", xstream.GroupOptions{
+//		DeadLetter: xstream.DeadLetterPolicy{MaxDeliveries: 5, Stream: "jobs.dead"},
+//	})
 //
 // # Sharded streams
 //
@@ -125,6 +137,7 @@
 // Locks are taken in one order, so that no two calls wait for each other:
 //
 //	DB → Stream
+//	Stream → Stream (a dead-letter move: the stream made first, first)
 //	ShardReader → ShardedStream → Stream
 //	then the locks of waiters (a sharded stream's waitMu, ...) last
 //

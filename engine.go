@@ -24,9 +24,10 @@ import (
 // Pending, PendingRange, Claim and AutoClaim fail with ErrNoGroup.
 //
 // Capabilities that not every engine has are optional interfaces:
-// NackEngine, DeleteExEngine and DeadLetterEngine. The functions Nack,
-// DeleteEx, AckDel and MoveDeadLetters call them, and fail with an error
-// wrapping errors.ErrUnsupported on an engine without them.
+// NackEngine, DeleteExEngine, DeadLetterEngine and DeadLetterPolicyEngine.
+// The functions Nack, DeleteEx, AckDel, MoveDeadLetters and
+// SetDeadLetterPolicy call them, and fail with an error wrapping
+// errors.ErrUnsupported on an engine without them.
 type Engine interface {
 	// Add appends an entry to the stream, creating it unless
 	// args.NoMkStream (Redis XADD).
@@ -97,6 +98,17 @@ type DeadLetterEngine interface {
 	MoveDeadLetters(ctx context.Context, stream, group string, maxDeliveries int64, to string, count int) ([]DeadLetter, error)
 }
 
+// DeadLetterPolicyEngine is an Engine that keeps a group's
+// DeadLetterPolicy itself (Local): its Claim, AutoClaim and history reads
+// move an entry delivered too often to the dead-letter stream atomically,
+// its CreateGroup takes GroupOptions.DeadLetter, and its Groups report
+// DeadLetter and DeadLettered. An engine without it fails a CreateGroup
+// with a policy with an error wrapping errors.ErrUnsupported. A missing
+// stream is an ErrNoStream error, a missing group ErrNoGroup.
+type DeadLetterPolicyEngine interface {
+	SetDeadLetterPolicy(ctx context.Context, stream, group string, p DeadLetterPolicy) error
+}
+
 // unsupported returns the error of a capability e lacks.
 func unsupported(e Engine, what string) error {
 	return errorf(errors.ErrUnsupported, "%s is not supported by this engine (%T)", what, e)
@@ -136,4 +148,14 @@ func MoveDeadLetters(ctx context.Context, e Engine, stream, group string, maxDel
 		return d.MoveDeadLetters(ctx, stream, group, maxDeliveries, to, count)
 	}
 	return nil, unsupported(e, "MoveDeadLetters")
+}
+
+// SetDeadLetterPolicy calls e's SetDeadLetterPolicy (see
+// Stream.SetDeadLetterPolicy), or fails with an error wrapping
+// errors.ErrUnsupported.
+func SetDeadLetterPolicy(ctx context.Context, e Engine, stream, group string, p DeadLetterPolicy) error {
+	if d, ok := e.(DeadLetterPolicyEngine); ok {
+		return d.SetDeadLetterPolicy(ctx, stream, group, p)
+	}
+	return unsupported(e, "SetDeadLetterPolicy")
 }

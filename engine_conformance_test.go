@@ -1,6 +1,9 @@
 package xstream_test
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"strconv"
 	"sync"
 	"testing"
@@ -35,7 +38,7 @@ func (c *fakeClock) Advance(d time.Duration) {
 }
 
 // allCaps are Local's capabilities: all of them.
-var allCaps = xstreamtest.Caps{Nack: true, DeleteEx: true, DeadLetters: true, ReadLast: true}
+var allCaps = xstreamtest.Caps{Nack: true, DeleteEx: true, DeadLetters: true, DeadLetterPolicy: true, ReadLast: true}
 
 // TestConformance runs the conformance suite against the in-process
 // adapter, in memory and durable, with a clock the suite moves.
@@ -62,6 +65,15 @@ func TestConformance(t *testing.T) {
 
 // bareEngine is an Engine with none of the optional capabilities.
 type bareEngine struct{ xstream.Engine }
+
+// CreateGroup refuses a dead-letter policy, as an engine that is no
+// DeadLetterPolicyEngine must.
+func (e bareEngine) CreateGroup(ctx context.Context, stream, group, start string, opts xstream.GroupOptions) error {
+	if opts.DeadLetter != (xstream.DeadLetterPolicy{}) {
+		return fmt.Errorf("bare engine: %w", errors.ErrUnsupported)
+	}
+	return e.Engine.CreateGroup(ctx, stream, group, start, opts)
+}
 
 // TestConformanceBare runs the suite against an engine without optional
 // capabilities, on the wall clock, with streams of one test in several

@@ -47,6 +47,9 @@ type group struct {
 	consumers   *radix.Tree // name → *consumer
 	byNum       []*consumer // consumer number → consumer; 0 is unused
 	freeNums    []uint32    // numbers of deleted consumers
+
+	dead         DeadLetterPolicy // zero: none
+	deadLettered int64            // entries the policy moved
 }
 
 // ownerLocked returns the consumer that owns rec, or nil.
@@ -76,6 +79,11 @@ type GroupOptions struct {
 	// MkStream makes DB.CreateGroup create a missing stream (Redis
 	// MKSTREAM). Stream methods ignore it.
 	MkStream bool
+
+	// DeadLetter, when set, is the group's dead-letter policy (see
+	// DeadLetterPolicy); CreateGroup applies it, SetGroupID ignores it
+	// (SetDeadLetterPolicy changes it).
+	DeadLetter DeadLetterPolicy
 }
 
 func (o GroupOptions) entriesRead() (int64, error) {
@@ -126,9 +134,10 @@ func (s *Stream) parseGroupStart(start string) (id ID, dollar bool, err error) {
 // CreateGroup creates the consumer group name, whose last delivered ID is
 // start: "$" for the stream's last ID (only entries added later will be
 // delivered), "0" for the whole history, or any entry ID (Redis XGROUP
-// CREATE). It fails with ErrGroupExists when the group exists, and with
-// ErrInvalidID or ErrInvalidArgument on bad arguments, changing nothing.
-// O(log G) for G groups.
+// CREATE), with the dead-letter policy opts.DeadLetter. It fails with
+// ErrGroupExists when the group exists, and with ErrInvalidID or
+// ErrInvalidArgument on bad arguments (a bad policy: see
+// SetDeadLetterPolicy), changing nothing. O(log G) for G groups.
 func (s *Stream) CreateGroup(name, start string, opts GroupOptions) error {
 	id, dollar, err := s.parseGroupStart(start)
 	if err != nil {
@@ -136,6 +145,9 @@ func (s *Stream) CreateGroup(name, start string, opts GroupOptions) error {
 	}
 	read, err := opts.entriesRead()
 	if err != nil {
+		return err
+	}
+	if err := s.checkDeadLetterPolicy(opts.DeadLetter); err != nil {
 		return err
 	}
 	s.mu.Lock()
@@ -146,7 +158,10 @@ func (s *Stream) CreateGroup(name, start string, opts GroupOptions) error {
 	if dollar {
 		id = ID(s.st.LastID())
 	}
-	s.createGroupLocked(name, id, read)
+	g := s.createGroupLocked(name, id, read)
+	if opts.DeadLetter != (DeadLetterPolicy{}) {
+		s.setDeadLetterPolicyLocked(g, opts.DeadLetter)
+	}
 	return nil
 }
 

@@ -97,6 +97,12 @@ type GroupInfo struct {
 	// stream make it impossible to count, as in Redis 7.
 	Lag      int64
 	LagKnown bool
+	// DeadLetter is the group's dead-letter policy (zero: none), and
+	// DeadLettered counts the entries it moved to its dead-letter
+	// stream. Redis has neither: its XINFO GROUPS lists them only for a
+	// group that has a policy or dead letters.
+	DeadLetter   DeadLetterPolicy
+	DeadLettered int64
 }
 
 func (s *Stream) groupInfoLocked(g *group) GroupInfo {
@@ -105,6 +111,8 @@ func (s *Stream) groupInfoLocked(g *group) GroupInfo {
 		Consumers:       g.consumers.Len(),
 		Pending:         int64(g.pel.Len()),
 		LastDeliveredID: g.lastID,
+		DeadLetter:      g.dead,
+		DeadLettered:    g.deadLettered,
 	}
 	if g.entriesRead != entriesReadUnknown {
 		info.EntriesRead, info.EntriesReadKnown = g.entriesRead, true

@@ -34,7 +34,51 @@ func (s *Stream) destroyGroupLocked(g *group) {
 	if s.log != nil {
 		s.log.groupDestroy(g)
 	}
+	if g.dead.MaxDeliveries != 0 {
+		s.deadPolicies--
+	}
 	s.groups.Delete(g.name)
+}
+
+// setDeadLetterPolicyLocked sets the group's dead-letter policy (the
+// zero policy: none).
+func (s *Stream) setDeadLetterPolicyLocked(g *group, p DeadLetterPolicy) {
+	if s.log != nil {
+		s.log.groupPolicy(g, p)
+	}
+	switch had, has := g.dead.MaxDeliveries != 0, p.MaxDeliveries != 0; {
+	case has && !had:
+		s.deadPolicies++
+	case had && !has:
+		s.deadPolicies--
+	}
+	g.dead = p
+}
+
+// deadLetterLocked removes the pending entry id from g as ackLocked does,
+// counting it as dead-lettered: the policy moved it to its dead-letter
+// stream. It reports whether id was pending.
+func (s *Stream) deadLetterLocked(g *group, id ID) bool {
+	rec, ok := g.pel.Delete(sid(id))
+	if !ok {
+		return false
+	}
+	if s.log != nil {
+		s.log.group(g)
+		s.log.idEffect(effDeadLetter, id)
+	}
+	if c := g.ownerLocked(&rec); c != nil {
+		c.pel.Delete(sid(id))
+	}
+	g.deadLettered++
+	return true
+}
+
+// loadDeadLetteredLocked sets the count of dead-lettered entries to a
+// snapshot's. Only the loading of a snapshot calls it, with no log
+// attached: the count is otherwise changed only by deadLetterLocked.
+func (s *Stream) loadDeadLetteredLocked(g *group, n int64) {
+	g.deadLettered = n
 }
 
 // setGroupLastLocked sets the group's last delivered ID and entries-read

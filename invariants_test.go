@@ -94,6 +94,9 @@ func TestCheckFindsBrokenState(t *testing.T) {
 			g.byNum[1].pel.Delete(sid(ID{3, 0}))
 			rec.owner = 0
 		},
+		"dead-letter policies miscounted": func(s *Stream, g *group) {
+			g.dead = DeadLetterPolicy{MaxDeliveries: 1, Stream: "x"}
+		},
 		"storage length": func(s *Stream, g *group) {
 			s.st.SetLast(sid(ID{0, 1}), -1, sid(ID{}))
 		},

@@ -9,7 +9,8 @@ import (
 // or durable. Its calls are the DB's and its streams' with no allocation
 // of their own; the context ends blocked reads, and the other calls, which
 // never wait, do not look at it. Close closes db. Local's Engine also has
-// every optional capability (NackEngine, DeleteExEngine, DeadLetterEngine).
+// every optional capability (NackEngine, DeleteExEngine, DeadLetterEngine,
+// DeadLetterPolicyEngine).
 func Local(db *DB) Engine { return local{db} }
 
 // local is the Engine of a DB. It is a single pointer, so turning it into
@@ -17,9 +18,10 @@ func Local(db *DB) Engine { return local{db} }
 type local struct{ db *DB }
 
 var (
-	_ NackEngine       = local{}
-	_ DeleteExEngine   = local{}
-	_ DeadLetterEngine = local{}
+	_ NackEngine             = local{}
+	_ DeleteExEngine         = local{}
+	_ DeadLetterEngine       = local{}
+	_ DeadLetterPolicyEngine = local{}
 )
 
 // existing returns the stream called name, or an ErrNoStream error.
@@ -273,4 +275,12 @@ func (l local) MoveDeadLetters(_ context.Context, stream, group string, maxDeliv
 		return nil, errorf(ErrInvalidArgument, "the dead-letter stream %q is the source stream", stream)
 	}
 	return s.MoveDeadLetters(group, DeadLetterArgs{MaxDeliveries: maxDeliveries, To: l.db.Stream(to), Count: count})
+}
+
+func (l local) SetDeadLetterPolicy(_ context.Context, stream, group string, p DeadLetterPolicy) error {
+	s, err := l.existing(stream)
+	if err != nil {
+		return err
+	}
+	return s.SetDeadLetterPolicy(group, p)
 }

@@ -266,8 +266,11 @@ func claimCount(count int64, retry *int64, justID bool) int64 {
 // goes up by one (see ClaimArgs for the options). An ID not pending is
 // skipped (unless args.Force); a pending entry whose message was deleted
 // is removed from the PEL and not returned; an entry given back by Nack is
-// claimed whatever its idle time. It returns the claimed entries (with
-// args.JustID, their IDs only). It fails, changing nothing, with
+// claimed whatever its idle time. When the group has a DeadLetterPolicy,
+// a pending entry whose delivery count the claim would take above its
+// MaxDeliveries is moved to the dead-letter stream instead, atomically,
+// and not returned. It returns the claimed entries (with args.JustID,
+// their IDs only). It fails, changing nothing, with
 // ErrNoGroup, ErrInvalidID or ErrInvalidArgument (a negative duration or
 // count, no IDs, or both Idle and Time). O(log P + log N) per ID.
 func (s *Stream) Claim(group, consumer string, minIdle time.Duration, ids []string, args ClaimArgs) ([]Entry, error) {
@@ -306,8 +309,8 @@ func (s *Stream) Claim(group, consumer string, minIdle time.Duration, ids []stri
 	}
 	minMs := minIdle.Milliseconds()
 
-	s.mu.Lock()
-	defer s.unlock()
+	l := s.lockGroup(group)
+	defer l.unlock()
 	g, err := s.groupLocked(group)
 	if err != nil {
 		return nil, err
@@ -337,7 +340,12 @@ func (s *Stream) Claim(group, consumer string, minIdle time.Duration, ids []stri
 		} else if rec.owner != 0 && minMs > 0 && now-rec.deliveryMs < minMs {
 			continue
 		}
-		s.claimLocked(g, id, c, delivery, claimCount(rec.count, args.RetryCount, args.JustID))
+		count := claimCount(rec.count, args.RetryCount, args.JustID)
+		if pending && l.due(g, count) {
+			l.move(g, id, rec, b, flags, body)
+			continue
+		}
+		s.claimLocked(g, id, c, delivery, count)
 		if args.JustID {
 			col.addDeleted(id)
 		} else {
@@ -370,6 +378,9 @@ type AutoClaimResult struct {
 	// Deleted lists pending IDs whose message no longer exists; they were
 	// removed from the PEL.
 	Deleted []ID
+	// DeadLetters lists the entries that the group's DeadLetterPolicy
+	// moved to its dead-letter stream instead of claiming them.
+	DeadLetters []DeadLetter
 }
 
 // autoClaimMaxCount bounds AutoClaimArgs.Count, as Redis does.
@@ -380,7 +391,9 @@ const autoClaimMaxCount = math.MaxInt64 / 10
 // ID, "-", or "(ID" for an exclusive start. It claims up to args.Count
 // entries, examines at most 10 times that many, and returns the cursor to
 // continue from. Pending entries whose message is gone are removed from
-// the PEL and reported in Deleted; they count toward args.Count. It fails,
+// the PEL and reported in Deleted; they count toward args.Count, as do the
+// entries that the group's DeadLetterPolicy moves to its dead-letter
+// stream instead of claiming them (reported in DeadLetters). It fails,
 // changing nothing, with ErrNoGroup, ErrInvalidID or ErrInvalidArgument.
 // O((log P + log N) × entries examined).
 func (s *Stream) AutoClaim(group, consumer string, minIdle time.Duration, start string, args AutoClaimArgs) (AutoClaimResult, error) {
@@ -417,8 +430,8 @@ func (s *Stream) autoClaim(group, consumer string, minIdle time.Duration, cur ID
 	now := s.nowMs()
 	minMs := minIdle.Milliseconds()
 
-	s.mu.Lock()
-	defer s.unlock()
+	l := s.lockGroup(group)
+	defer l.unlock()
 	g, err := s.groupLocked(group)
 	if err != nil {
 		return res, err
@@ -444,14 +457,23 @@ func (s *Stream) autoClaim(group, consumer string, minIdle time.Duration, cur ID
 			res.Deleted = append(res.Deleted, id)
 			count--
 		} else if rec.owner == 0 || minMs == 0 || now-rec.deliveryMs >= minMs {
-			s.claimLocked(g, id, c, now, claimCount(rec.count, nil, justID))
-			if justID {
-				col.addDeleted(id)
-			} else {
-				col.add(b, id, flags, body)
+			n := claimCount(rec.count, nil, justID)
+			switch {
+			case l.due(g, n):
+				if d, ok := l.move(g, id, rec, b, flags, body); ok {
+					res.DeadLetters = append(res.DeadLetters, d)
+					count--
+				}
+			default:
+				s.claimLocked(g, id, c, now, n)
+				if justID {
+					col.addDeleted(id)
+				} else {
+					col.add(b, id, flags, body)
+				}
+				claimed = true
+				count--
 			}
-			claimed = true
-			count--
 		}
 		if !more {
 			end = true

@@ -55,15 +55,23 @@ func (s *Stream) entryLocked(id ID) (b *store.Block, flags byte, body int, ok bo
 	return s.st.Entry(sid(id))
 }
 
-// readGroupLocked serves one stream of a ReadGroup call. A ">" read with
-// nothing to deliver returns nil; a history read returns a non-nil slice.
-func (s *Stream) readGroupLocked(g *group, consumer string, p groupPos, args ReadGroupArgs, now int64) []Entry {
-	c, _ := s.consumerLocked(g, consumer)
-	s.seeConsumerLocked(g, c, now)
+// readGroupLocked serves one stream of a ReadGroup call, under the locks
+// l (lockRead's). A ">" read with nothing to deliver returns nil; a
+// history read returns a non-nil slice.
+func (s *Stream) readGroupLocked(l *groupLocks, g *group, consumer string, p groupPos, args ReadGroupArgs, now int64) []Entry {
+	c := s.seenConsumerLocked(g, consumer, now)
 	if p.history {
-		return s.historyLocked(g, c, p.after, args.Count, now)
+		return s.historyLocked(l, g, c, p.after, args.Count, now)
 	}
 	return s.readNewLocked(g, c, args.Count, args.NoAck, now)
+}
+
+// seenConsumerLocked returns the consumer called name, created if
+// needed, seen at now: a read's first step.
+func (s *Stream) seenConsumerLocked(g *group, name string, now int64) *consumer {
+	c, _ := s.consumerLocked(g, name)
+	s.seeConsumerLocked(g, c, now)
+	return c
 }
 
 // readNewLocked delivers to c the entries after the group's last
@@ -104,24 +112,34 @@ func (s *Stream) hasNewLocked(g *group) bool {
 }
 
 // historyLocked returns c's pending entries after after, count at most.
-// An entry whose message is gone comes back with no fields.
-func (s *Stream) historyLocked(g *group, c *consumer, after ID, count int, now int64) []Entry {
+// An entry whose message is gone comes back with no fields. Entries that
+// the group's dead-letter policy moves instead are not returned, nor
+// counted.
+func (s *Stream) historyLocked(l *groupLocks, g *group, c *consumer, after ID, count int, now int64) []Entry {
 	lo, ok := after.Next()
 	if !ok {
 		return []Entry{}
 	}
 	col := getCollector()
 	defer putCollector(col)
+	var due []ID // moved after the walk, which must not change c's PEL
 	c.pel.Ascend(sid(lo), sid(MaxID()), func(sk sID, _ *struct{}) bool {
 		id := ID(sk)
-		if b, flags, body, ok := s.entryLocked(id); ok {
+		if b, flags, body, ok := s.entryLocked(id); !ok {
+			col.addDeleted(id)
+		} else if rec, _ := g.pendingLocked(id); l.due(g, claimCount(rec.count, nil, false)) {
+			due = append(due, id)
+		} else {
 			col.add(b, id, flags, body)
 			s.redeliverLocked(g, id, now)
-		} else {
-			col.addDeleted(id)
 		}
 		return count == 0 || len(col.ids) < count
 	})
+	for _, id := range due {
+		rec, _ := g.pendingLocked(id)
+		b, flags, body, _ := s.entryLocked(id)
+		l.move(g, id, rec, b, flags, body)
+	}
 	if es := col.entries(); es != nil {
 		return es
 	}
@@ -163,13 +181,16 @@ func (s *Stream) ReadGroup(ctx context.Context, group, consumer, after string, a
 		return nil, err
 	}
 	now := s.nowMs()
+	if p.history {
+		return s.readHistory(group, consumer, p, args, now)
+	}
 	s.mu.Lock()
 	g, err := s.groupLocked(group)
 	if err != nil {
 		s.unlock()
 		return nil, err
 	}
-	es := s.readGroupLocked(g, consumer, p, args, now)
+	es := s.readNewLocked(g, s.seenConsumerLocked(g, consumer, now), args.Count, args.NoAck, now)
 	if es != nil || args.Block == 0 {
 		s.unlock()
 		return es, nil
@@ -184,6 +205,29 @@ func (s *Stream) ReadGroup(ctx context.Context, group, consumer, after string, a
 		s.settleServed()
 	}
 	return w.entries, w.err
+}
+
+// readHistory is ReadGroup with an ID: under the locks of lockGroup, as
+// it may dead-letter.
+func (s *Stream) readHistory(group, consumer string, p groupPos, args ReadGroupArgs, now int64) ([]Entry, error) {
+	l := s.lockGroup(group)
+	defer l.unlock()
+	g, err := s.groupLocked(group)
+	if err != nil {
+		return nil, err
+	}
+	return s.readGroupLocked(&l, g, consumer, p, args, now), nil
+}
+
+// lockRead takes the locks of a ReadGroup of the group called name at p:
+// a history read may dead-letter (lockGroup), a ">" read takes the
+// stream's lock alone.
+func (s *Stream) lockRead(name string, p groupPos) groupLocks {
+	if p.history {
+		return s.lockGroup(name)
+	}
+	s.mu.Lock()
+	return groupLocks{s: s}
 }
 
 // settleServed is called by a blocked ReadGroup that another call served:

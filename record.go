@@ -60,6 +60,8 @@ const (
 	effGiveBack       = 22 // id, count: pending to no one (Nack)
 	effAck            = 23 // id: no longer pending
 	effShardTrimmed   = 24 // id: retention dropped the shard's records up to it
+	effGroupPolicy    = 25 // max deliveries (signed, 0: none), dead-letter stream name: the group's dead-letter policy
+	effDeadLetter     = 26 // id: moved to the dead-letter stream by the group's policy, no longer pending
 
 	effCreateSharded = 32 // name, retention ms, created ms: a sharded stream of the DB
 	effShardCreate   = 33 // object, start key, end key (two uint64 each), parent+1, adjacent+1, created ms, open position
@@ -301,6 +303,13 @@ func (l *objLog) giveBack(g *group, id ID, count int64) {
 	l.begin(effGiveBack)
 	l.id(id)
 	l.varint(count)
+}
+
+func (l *objLog) groupPolicy(g *group, p DeadLetterPolicy) {
+	l.group(g)
+	l.begin(effGroupPolicy)
+	l.varint(p.MaxDeliveries)
+	l.str(p.Stream)
 }
 
 func (l *objLog) ack(g *group, id ID) {

@@ -334,6 +334,7 @@ func (r *replayer) createStream(obj uint64, name string) (*robj, error) {
 		return nil, r.corrupt("stream %q made twice", name)
 	}
 	s := newStream(name, r.db.cfg)
+	s.db = r.db
 	r.db.insertLocked(s)
 	o := &robj{s: s}
 	return o, r.register(obj, o)
@@ -526,6 +527,22 @@ func (r *replayer) streamEffect(o *robj, s *Stream, d *decoder, st *streamState)
 		}
 		if id := d.id(); !s.ackLocked(st.g, id) {
 			return r.corrupt("ack of %s, which is not pending in group %q", id, st.g.name)
+		}
+	case effGroupPolicy:
+		if err := needGroup(); err != nil {
+			return err
+		}
+		p := DeadLetterPolicy{MaxDeliveries: d.varint(), Stream: d.str()}
+		if p != (DeadLetterPolicy{}) && p.check() != nil {
+			return r.corrupt("group %q: dead-letter policy %+v", st.g.name, p)
+		}
+		s.setDeadLetterPolicyLocked(st.g, p)
+	case effDeadLetter:
+		if err := needGroup(); err != nil {
+			return err
+		}
+		if id := d.id(); !s.deadLetterLocked(st.g, id) {
+			return r.corrupt("dead letter %s, which is not pending in group %q", id, st.g.name)
 		}
 	case effShardTrimmed:
 		if o.sh == nil {

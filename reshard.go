@@ -23,10 +23,14 @@ func (ss *ShardedStream) endReshard() {
 // ParentShardId. The shard's records stay where they are: a split costs
 // O(open shards), nothing per record, and is atomic with respect to Put.
 //
+// As Kinesis does, newStartingHashKey must be both greater than one plus
+// the shard's StartingHashKey and less than its EndingHashKey, so that
+// each child gets at least two hash keys.
+//
 // SplitShard fails, changing nothing, with ErrShardNotFound,
 // ErrShardClosed, ErrShardExpired, ErrInvalidHashKey, ErrInvalidArgument
-// (a key that does not leave both children a non-empty range), or
-// ErrResourceInUse (another reshard in progress).
+// (a key outside those bounds; the message names the key and both ends of
+// the shard's range), or ErrResourceInUse (another reshard in progress).
 func (ss *ShardedStream) SplitShard(shardID, newStartingHashKey string) error {
 	defer ss.settle()
 	key, err := ParseHashKey(newStartingHashKey)
@@ -44,9 +48,10 @@ func (ss *ShardedStream) SplitShard(shardID, newStartingHashKey string) error {
 	if err != nil {
 		return err
 	}
-	if !sh.keys.StartingHashKey.Less(key) || sh.keys.EndingHashKey.Less(key) {
-		return errorf(ErrInvalidArgument, "new starting hash key %s is not inside shard %s's range %s, above its start",
-			newStartingHashKey, shardID, sh.keys)
+	if !splitKeyOK(sh.keys, key) {
+		return errorf(ErrInvalidArgument,
+			"NewStartingHashKey %s used in SplitShard on shard %s is not both greater than one plus the shard's StartingHashKey %s and less than the shard's EndingHashKey %s",
+			key, shardID, sh.keys.StartingHashKey, sh.keys.EndingHashKey)
 	}
 	ss.splitLocked(sh, key, now)
 	return nil
@@ -54,12 +59,16 @@ func (ss *ShardedStream) SplitShard(shardID, newStartingHashKey string) error {
 
 // MergeShards merges two OPEN shards with adjacent hash key ranges: both
 // become CLOSED and one OPEN child covers their union, with shardID as
-// ParentShardId and adjacentShardID as AdjacentParentShardId. It costs
+// ParentShardId and adjacentShardID as AdjacentParentShardId. As in
+// Kinesis, shardID (ShardToMerge) must be the lower of the two: the range
+// of adjacentShardID starts right after its EndingHashKey. It costs
 // O(open shards), nothing per record, and is atomic with respect to Put.
 //
 // MergeShards fails, changing nothing, with ErrShardNotFound,
 // ErrShardClosed, ErrShardExpired, ErrInvalidArgument (the same shard
-// twice, or ranges that are not adjacent), or ErrResourceInUse.
+// twice, ranges that are not adjacent, or adjacency inverted: shardID's
+// range lies above adjacentShardID's; the message names both shards and
+// their ranges), or ErrResourceInUse.
 func (ss *ShardedStream) MergeShards(shardID, adjacentShardID string) error {
 	defer ss.settle()
 	if err := ss.beginReshard("MergeShards"); err != nil {
@@ -80,12 +89,22 @@ func (ss *ShardedStream) MergeShards(shardID, adjacentShardID string) error {
 	if a == b {
 		return errorf(ErrInvalidArgument, "cannot merge shard %s with itself", shardID)
 	}
-	if !adjacent(a, b) && !adjacent(b, a) {
+	switch {
+	case adjacent(b, a):
+		return errorf(ErrInvalidArgument,
+			"shards %s (%s) and %s (%s) are not an adjacent pair eligible for merging: adjacency is inverted (the shard to merge must be the lower one; swap the two)",
+			shardID, a.keys, adjacentShardID, b.keys)
+	case !adjacent(a, b):
 		return errorf(ErrInvalidArgument, "shards %s (%s) and %s (%s) are not adjacent",
 			shardID, a.keys, adjacentShardID, b.keys)
 	}
 	ss.mergeLocked(a, b, now)
 	return nil
+}
+
+// splitKeyOK reports whether key may split r: start+1 < key < end.
+func splitKeyOK(r HashKeyRange, key HashKey) bool {
+	return r.StartingHashKey.Less(key) && key.sub(r.StartingHashKey) != (HashKey{0, 1}) && key.Less(r.EndingHashKey)
 }
 
 // adjacent reports whether b's range starts right after a's.
@@ -115,7 +134,7 @@ func (ss *ShardedStream) openIndexLocked(sh *shard) int {
 	})
 }
 
-// splitLocked splits sh at key (start < key <= end).
+// splitLocked splits sh at key (start+1 < key < end).
 func (ss *ShardedStream) splitLocked(sh *shard, key HashKey, now int64) (lo, hi *shard) {
 	i := ss.closeShardLocked(sh, now)
 	lo = ss.createShardLocked(HashKeyRange{sh.keys.StartingHashKey, key.sub(HashKey{0, 1})}, sh, nil, now, i)
@@ -124,15 +143,12 @@ func (ss *ShardedStream) splitLocked(sh *shard, key HashKey, now int64) (lo, hi 
 	return lo, hi
 }
 
-// mergeLocked merges the adjacent OPEN shards a and b.
+// mergeLocked merges the adjacent OPEN shards a and b, b's range right
+// above a's.
 func (ss *ShardedStream) mergeLocked(a, b *shard, now int64) *shard {
-	first, second := a, b
-	if b.keys.StartingHashKey.Less(a.keys.StartingHashKey) {
-		first, second = b, a
-	}
-	i := ss.closeShardLocked(first, now)
-	ss.closeShardLocked(second, now)
-	child := ss.createShardLocked(HashKeyRange{first.keys.StartingHashKey, second.keys.EndingHashKey}, a, b, now, i)
+	i := ss.closeShardLocked(a, now)
+	ss.closeShardLocked(b, now)
+	child := ss.createShardLocked(HashKeyRange{a.keys.StartingHashKey, b.keys.EndingHashKey}, a, b, now, i)
 	ss.reshardedLocked()
 	return child
 }

@@ -83,11 +83,11 @@ func TestSplitShard(t *testing.T) {
 func TestMergeShards(t *testing.T) {
 	clk := newTestClock(1_700_000_000_000)
 	ss := newSharded(t, 3, clk)
-	require.NoError(t, ss.MergeShards("shardId-000000000002", "shardId-000000000001"))
+	require.NoError(t, ss.MergeShards("shardId-000000000001", "shardId-000000000002"))
 	requirePartition(t, ss)
 	child := shardByID(t, ss, "shardId-000000000003")
-	assert.Equal(t, "shardId-000000000002", child.ParentShardID)
-	assert.Equal(t, "shardId-000000000001", child.AdjacentParentShardID)
+	assert.Equal(t, "shardId-000000000001", child.ParentShardID)
+	assert.Equal(t, "shardId-000000000002", child.AdjacentParentShardID)
 	one := shardByID(t, ss, "shardId-000000000001")
 	two := shardByID(t, ss, "shardId-000000000002")
 	assert.Equal(t, ShardClosed, one.State)
@@ -95,7 +95,7 @@ func TestMergeShards(t *testing.T) {
 	assert.Equal(t, HashKeyRange{one.HashKeyRange.StartingHashKey, two.HashKeyRange.EndingHashKey}, child.HashKeyRange)
 	assert.Equal(t, []string{"shardId-000000000000", "shardId-000000000003"}, shardIDs(mustList(t, ss, ShardFilter{Type: FilterAtLatest})))
 	assert.Contains(t, ss.Lineage().String(), "shardId-000000000003 OPEN")
-	assert.Contains(t, ss.Lineage().String(), "(merge of shardId-000000000002 and shardId-000000000001)")
+	assert.Contains(t, ss.Lineage().String(), "(merge of shardId-000000000001 and shardId-000000000002)")
 }
 
 // snapshot captures everything the bad-input tests must find unchanged.

@@ -56,7 +56,14 @@ func randomReshard(ss *ShardedStream, rng *rand.Rand) (string, error) {
 		i := rng.IntN(len(open) - 1)
 		a, b := open[i], open[i+1]
 		if rng.IntN(2) == 0 {
-			a, b = b, a
+			// The upper shard first is refused: adjacency inverted.
+			op := "inverted merge " + b.ShardID + " " + a.ShardID
+			switch err := ss.MergeShards(b.ShardID, a.ShardID); {
+			case errors.Is(err, ErrResourceInUse) || errors.Is(err, ErrShardClosed):
+				return op, err // lost a race with another resharder
+			case !errors.Is(err, ErrInvalidArgument):
+				return op, fmt.Errorf("want ErrInvalidArgument, got %v", err)
+			}
 		}
 		return "merge " + a.ShardID + " " + b.ShardID, ss.MergeShards(a.ShardID, b.ShardID)
 	default:

@@ -71,7 +71,7 @@ func (r *replayer) loadSnapshot(in io.Reader) error {
 		}
 		d := &decoder{b: p[1:]}
 		kind := p[0]
-		if cur != nil && kind != snapBlock && kind != snapGroup && kind != snapConsumer && kind != snapPending {
+		if cur != nil && kind != snapBlock && kind != snapGroup && kind != snapGroupPolicy && kind != snapConsumer && kind != snapPending {
 			if err := r.finish(cur); err != nil {
 				return err
 			}
@@ -86,7 +86,7 @@ func (r *replayer) loadSnapshot(in io.Reader) error {
 			if cur, err = r.loadStream(d); err != nil {
 				return err
 			}
-		case snapBlock, snapGroup, snapConsumer, snapPending:
+		case snapBlock, snapGroup, snapGroupPolicy, snapConsumer, snapPending:
 			if cur == nil {
 				return r.corrupt("snapshot record %d outside a stream", kind)
 			}
@@ -170,6 +170,7 @@ func (r *replayer) loadStream(d *decoder) (*loading, error) {
 			return nil, r.corrupt("stream %q twice in the snapshot", name)
 		}
 		o.s = newStream(name, r.db.cfg)
+		o.s.db = r.db
 		r.db.insertLocked(o.s)
 	case 1:
 		ssObj, num, trimmed := d.uvarint(), d.uvarint(), d.id()
@@ -241,6 +242,19 @@ func (r *replayer) loadPart(c *loading, kind byte, d *decoder) error {
 			return r.corrupt("stream %q: group %q", s.name, name)
 		}
 		c.g, c.cons = s.createGroupLocked(name, last, read), nil
+	case snapGroupPolicy:
+		if c.g == nil || len(c.cons) != 0 || c.g.dead != (DeadLetterPolicy{}) || c.g.deadLettered != 0 {
+			return r.corrupt("stream %q: a dead-letter policy out of place", s.name)
+		}
+		p := DeadLetterPolicy{MaxDeliveries: d.varint(), Stream: d.str()}
+		n := d.varint()
+		if p != (DeadLetterPolicy{}) && p.check() != nil || n < 0 {
+			return r.corrupt("stream %q, group %q: dead-letter policy %+v, %d moved", s.name, c.g.name, p, n)
+		}
+		if p != (DeadLetterPolicy{}) {
+			s.setDeadLetterPolicyLocked(c.g, p)
+		}
+		s.loadDeadLetteredLocked(c.g, n)
 	case snapConsumer:
 		if c.g == nil || c.ncons == 0 {
 			return r.corrupt("stream %q: a consumer out of place", s.name)

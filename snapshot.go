@@ -35,6 +35,10 @@ import (
 //	snapBlock    header length, master names, live entries, last ID, n,
 //	             n × u32 offsets, data
 //	snapGroup    name, last ID, entries read, consumers
+//	snapGroupPolicy  max deliveries, dead-letter stream, entries moved:
+//	             right after the snapGroup of a group with a dead-letter
+//	             policy or dead letters (none otherwise, so that a DB
+//	             that never used the policy keeps the format of before)
 //	snapConsumer name, seen ms, active ms
 //	snapPending  n, n × (ID, delivery ms, count, owner: 0 none, i+1 the
 //	             group's i-th consumer)
@@ -46,15 +50,16 @@ import (
 //
 // followed by the trailer package wal writes.
 const (
-	snapDB       = 1
-	snapStream   = 2
-	snapBlock    = 3
-	snapGroup    = 4
-	snapConsumer = 5
-	snapPending  = 6
-	snapGone     = 7
-	snapSharded  = 8
-	snapLog      = 9
+	snapDB          = 1
+	snapStream      = 2
+	snapBlock       = 3
+	snapGroup       = 4
+	snapConsumer    = 5
+	snapPending     = 6
+	snapGone        = 7
+	snapSharded     = 8
+	snapLog         = 9
+	snapGroupPolicy = 10
 )
 
 // pendingBatch is how many pending entries one snapPending record holds.
@@ -101,6 +106,8 @@ type groupCopy struct {
 	entriesRead int64
 	consumers   []consumerCopy
 	pel         []pendingCopy
+	dead        DeadLetterPolicy
+	deadMoved   int64
 }
 
 type consumerCopy struct {
@@ -135,7 +142,7 @@ func copyStream(s *Stream) streamCopy {
 		c.blocks[i] = s.st.Block(i).Raw()
 	}
 	s.eachGroupLocked(func(g *group) {
-		gc := groupCopy{name: g.name, lastID: g.lastID, entriesRead: g.entriesRead}
+		gc := groupCopy{name: g.name, lastID: g.lastID, entriesRead: g.entriesRead, dead: g.dead, deadMoved: g.deadLettered}
 		index := map[uint32]uint64{}
 		eachConsumer(g, func(cn *consumer) {
 			gc.consumers = append(gc.consumers, consumerCopy{cn.name, cn.seenMs, cn.activeMs})
@@ -201,6 +208,15 @@ func (w *snapWriter) writeStream(c *streamCopy) error {
 		w.uvarint(uint64(len(g.pel)))
 		if err := w.end(); err != nil {
 			return err
+		}
+		if g.dead != (DeadLetterPolicy{}) || g.deadMoved != 0 {
+			w.begin(snapGroupPolicy)
+			w.varint(g.dead.MaxDeliveries)
+			w.str(g.dead.Stream)
+			w.varint(g.deadMoved)
+			if err := w.end(); err != nil {
+				return err
+			}
 		}
 		for _, cn := range g.consumers {
 			w.begin(snapConsumer)

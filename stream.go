@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/armon/go-radix"
@@ -90,7 +91,14 @@ type Stream struct {
 
 	groups   *radix.Tree // group name → *group; nil until the first group
 	gwaiters []groupWait // readers blocked in ReadGroup ">", in arrival order
+
+	db           *DB    // the DB that made it (nil: NewStream, a shard): where dead-letter streams are
+	rank         uint64 // lock order between two streams: the lower first
+	deadPolicies int    // groups with a dead-letter policy
 }
+
+// streamRanks numbers streams in the order they are made.
+var streamRanks atomic.Uint64
 
 // NewStream returns an empty stream.
 func NewStream(opts ...Option) *Stream {
@@ -99,7 +107,7 @@ func NewStream(opts ...Option) *Stream {
 
 // newStream makes every Stream: alone, in a DB or as a shard.
 func newStream(name string, cfg config) *Stream {
-	s := &Stream{name: name, cfg: cfg}
+	s := &Stream{name: name, cfg: cfg, rank: streamRanks.Add(1)}
 	s.st.SetLimits(cfg.limits)
 	if testHookNewStream != nil {
 		testHookNewStream(s)

@@ -116,7 +116,12 @@
 // errors.ErrUnsupported elsewhere, as do trims with the DelRef or Acked
 // policy. Every engine moves dead letters (xstream.DeadLetterEngine), on
 // the client side: XPENDING, XRANGE, XADD to the dead-letter stream, then
-// XACK, at least once, as the core documents.
+// XACK, at least once, as the core documents. No engine keeps a group's
+// dead-letter policy (xstream.DeadLetterPolicyEngine): Redis has none, so
+// CreateGroup with GroupOptions.DeadLetter and xstream.SetDeadLetterPolicy
+// fail with an error wrapping errors.ErrUnsupported. On xstream's server,
+// whose XGROUPCFG command sets a policy, Groups reports it (DeadLetter,
+// DeadLettered) from the fields the server adds to XINFO GROUPS.
 //
 // Info, InfoFull, Groups and Consumers read XINFO's fields of Redis 7
 // (length, radix-tree-keys, last-generated-id, max-deleted-entry-id,

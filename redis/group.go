@@ -10,7 +10,13 @@ import (
 	"github.com/xstreamgo/xstream"
 )
 
+// CreateGroup sends XGROUP CREATE. A group with a dead-letter policy is
+// refused with an error wrapping errors.ErrUnsupported: Redis has no such
+// policy, and this engine is no xstream.DeadLetterPolicyEngine.
 func (b *base) CreateGroup(ctx context.Context, stream, group, start string, opts xstream.GroupOptions) error {
+	if opts.DeadLetter != (xstream.DeadLetterPolicy{}) {
+		return errorf(errUnsupported, "a dead-letter policy (%+v) for group %q: Redis has none, and this engine does not emulate it", opts.DeadLetter, group)
+	}
 	id, err := groupStart(start)
 	var read []string
 	if err == nil {
@@ -339,6 +345,10 @@ func (b *base) Groups(ctx context.Context, stream string) ([]xstream.GroupInfo, 
 		out[i] = groupProgress(f)
 		out[i].Consumers = int(f.int("consumers"))
 		out[i].Pending = f.int("pending")
+		// xstream's server lists a group's dead-letter policy (XGROUPCFG);
+		// Redis has none, and these stay zero.
+		out[i].DeadLetter = xstream.DeadLetterPolicy{MaxDeliveries: f.int("max-deliveries"), Stream: f.str("dead-letter-stream")}
+		out[i].DeadLettered = f.int("dead-lettered")
 		if f.err != nil {
 			return nil, f.err
 		}

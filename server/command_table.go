@@ -3,8 +3,9 @@ package server
 // commandSpec is what COMMAND INFO and COMMAND DOCS say of a command:
 // Redis 7.0.15's values for the commands it has; for the newer ones
 // (CLIENT SETINFO, XDELEX, XACKDEL, XNACK) those of Redis 8, from its
-// src/commands/*.json (XNACK's summary and version from redis.io). Words
-// are space-separated.
+// src/commands/*.json (XNACK's summary and version from redis.io); for
+// XGROUPCFG, which only xstream has, values of its own, in the style of
+// XGROUP's subcommands. Words are space-separated.
 type commandSpec struct {
 	summary, since, group, complexity string // COMMAND DOCS
 	flags                             string // "write denyoom fast"
@@ -729,6 +730,16 @@ var commandSpecs = map[string]*commandSpec{
 		flags:      "write fast",
 		keys:       [3]int{1, 1, 1},
 		acl:        "@write @stream @fast",
+		specs:      []keySpec{{flags: "RW update", index: 1}},
+	},
+	"xgroupcfg": { // xstream's own
+		summary:    "Sets or removes the dead-letter policy of a consumer group: entries delivered more than MAXDELIVER times are moved to the DEADLETTER stream.",
+		since:      redisVersion, // served since the version this server reports
+		group:      "stream",
+		complexity: "O(1)",
+		flags:      "write",
+		keys:       [3]int{1, 1, 1},
+		acl:        "@write @stream @slow",
 		specs:      []keySpec{{flags: "RW update", index: 1}},
 	},
 	"xpending": {

@@ -47,8 +47,11 @@
 // A Server holds 16 databases (SELECT 0..15), each an xstream.DB, and
 // answers the stream commands of Redis 7 and 8 with Redis's replies and
 // error strings, checked against a real redis-server by the package's
-// differential tests. The README lists the commands and every known
-// difference.
+// differential tests. One command is its own: XGROUPCFG key group
+// MAXDELIVER n DEADLETTER stream sets a group's dead-letter policy
+// (xstream.DeadLetterPolicy; MAXDELIVER 0 removes it), and XINFO GROUPS
+// then adds max-deliveries, dead-letter-stream and dead-lettered for that
+// group only. The README lists the commands and every known difference.
 //
 // # Connections
 //

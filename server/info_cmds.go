@@ -43,10 +43,11 @@ func xinfoGroups(c *conn, args [][]byte) {
 	gs := s.Groups()
 	c.array(len(gs))
 	for _, g := range gs {
-		c.groupFields(g, 6)
+		c.groupFields(g, 6+deadLetterFieldCount(g))
 		c.bulk("pending")
 		c.int(g.Pending)
 		c.groupProgress(g)
+		c.deadLetterFields(g)
 	}
 }
 

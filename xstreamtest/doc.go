@@ -60,9 +60,11 @@
 // says the engine has them (Caps.ReadLast: Redis 7.4's XREAD "+";
 // Caps.DeleteEx: Redis 8.2's XDELEX, XACKDEL and the DELREF and ACKED trim
 // policies; Caps.Nack: Redis 8.8's XNACK; Caps.DeadLetters:
-// MoveDeadLetters). For an engine without Nack, DeleteEx or DeadLetters,
-// the suite checks instead that xstream.Nack, DeleteEx, AckDel and
-// MoveDeadLetters fail with an error wrapping errors.ErrUnsupported,
+// MoveDeadLetters; Caps.DeadLetterPolicy: a group's DeadLetterPolicy,
+// which no Redis has). For an engine without Nack, DeleteEx, DeadLetters
+// or DeadLetterPolicy, the suite checks instead that xstream.Nack,
+// DeleteEx, AckDel, MoveDeadLetters and SetDeadLetterPolicy (and a
+// CreateGroup with a policy) fail with an error wrapping errors.ErrUnsupported,
 // whether the engine lacks the optional interface or reports the server's
 // lack of the command that way.
 //

@@ -12,9 +12,9 @@ import (
 )
 
 // Caps says which optional capabilities the engine under test has. The
-// suite tests a capability only when it is set; for Nack, DeleteEx and
-// DeadLetters unset, it checks that the package functions fail with
-// errors.ErrUnsupported.
+// suite tests a capability only when it is set; for Nack, DeleteEx,
+// DeadLetters and DeadLetterPolicy unset, it checks that the package
+// functions fail with errors.ErrUnsupported.
 type Caps struct {
 	// Nack: xstream.Nack works (Redis 8.8 XNACK).
 	Nack bool
@@ -24,6 +24,10 @@ type Caps struct {
 	DeleteEx bool
 	// DeadLetters: xstream.MoveDeadLetters works.
 	DeadLetters bool
+	// DeadLetterPolicy: the engine keeps a group's dead-letter policy
+	// (xstream.DeadLetterPolicyEngine, GroupOptions.DeadLetter). Redis
+	// has none.
+	DeadLetterPolicy bool
 	// ReadLast: Read takes "+" for a stream's last entry (Redis 7.4).
 	ReadLast bool
 }
@@ -100,6 +104,7 @@ func areas() []area {
 		{"Nack", nackCases},
 		{"DeleteEx", deleteExCases},
 		{"DeadLetters", deadLetterCases},
+		{"DeadLetterPolicy", deadPolicyCases},
 	}
 }
 
