@@ -26,14 +26,14 @@ import (
 // WithSync sets the sync policy of a durable DB (default SyncEverySecond).
 // A DB made by NewDB ignores it.
 func WithSync(p SyncPolicy) Option {
-	return func(c *config) { c.sync = p }
+	return Option{func(c *config) { c.sync = p }}
 }
 
 // WithMustExist makes Open fail with ErrDBNotFound, creating nothing,
 // when the directory does not hold a DB yet. Without it Open creates the
 // directory and a new DB.
 func WithMustExist() Option {
-	return func(c *config) { c.mustExist = true }
+	return Option{func(c *config) { c.mustExist = true }}
 }
 
 // WithTruncateCorrupt makes Open load a log that has a corrupt record
@@ -43,7 +43,7 @@ func WithMustExist() Option {
 // it, as Redis does with aof-load-truncated and a truncated AOF. Changes
 // are lost: use it after reading the error, not by default.
 func WithTruncateCorrupt() Option {
-	return func(c *config) { c.truncateCorrupt = true }
+	return Option{func(c *config) { c.truncateCorrupt = true }}
 }
 
 // WithAutoSnapshot sets the log size past which a durable DB takes a
@@ -52,7 +52,7 @@ func WithTruncateCorrupt() Option {
 // 64 MiB, as Redis's auto-aof-rewrite-min-size; a negative minBytes turns
 // automatic snapshots off.
 func WithAutoSnapshot(minBytes int64) Option {
-	return func(c *config) { c.autoSnapshot, c.autoSnapshotSet = minBytes, true }
+	return Option{func(c *config) { c.autoSnapshot, c.autoSnapshotSet = minBytes, true }}
 }
 
 const defaultAutoSnapshot = 64 << 20

@@ -35,11 +35,11 @@ func nodeLimits(maxEntries, maxBytes int) (store.Limits, error) {
 // format.) Invalid sizes (negative, or over 2^30) are ignored; use
 // SetNodeSize to see the error.
 func WithNodeSize(maxEntries, maxBytes int) Option {
-	return func(c *config) {
+	return Option{func(c *config) {
 		if l, err := nodeLimits(maxEntries, maxBytes); err == nil {
 			c.limits = l
 		}
-	}
+	}}
 }
 
 // SetNodeSize sets the node size of the stream's blocks from now on (see

@@ -40,8 +40,10 @@ type Entry struct {
 	Fields []Field
 }
 
-// Option configures a Stream or a DB.
-type Option func(*config)
+// Option configures a Stream or a DB: WithClock, WithNodeSize, and for
+// durable DBs (Open) WithSync, WithMustExist, WithTruncateCorrupt and
+// WithAutoSnapshot. Its zero value does nothing.
+type Option struct{ apply func(*config) }
 
 type config struct {
 	clock     func() time.Time
@@ -60,13 +62,15 @@ type config struct {
 // wall clock: for auto IDs and, with consumer groups, idle times. Tests use
 // it to control time.
 func WithClock(now func() time.Time) Option {
-	return func(c *config) { c.clock = now }
+	return Option{func(c *config) { c.clock = now }}
 }
 
 func newConfig(opts []Option) config {
 	var c config
 	for _, o := range opts {
-		o(&c)
+		if o.apply != nil {
+			o.apply(&c)
+		}
 	}
 	if c.clock == nil {
 		c.clock, c.wallClock = time.Now, true
