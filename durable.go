@@ -131,6 +131,12 @@ func Open(dir string, opts ...Option) (*DB, error) {
 		lock.Unlock()
 		return nil, err
 	}
+	// The replay's operations are not what the DB did since it opened.
+	for _, st := range db.allStreams() {
+		st.mu.Lock()
+		st.resetCountersLocked()
+		st.mu.Unlock()
+	}
 	return db, nil
 }
 

@@ -71,6 +71,7 @@ func (s *Stream) deadLetterLocked(g *group, id ID) bool {
 		c.pel.Delete(sid(id))
 	}
 	g.deadLettered++
+	s.ctr.deadLettered++
 	return true
 }
 
@@ -157,6 +158,7 @@ func (s *Stream) deliverLocked(g *group, c *consumer, id ID, entriesRead, now in
 		s.log.deliver(g, c, id, entriesRead, now)
 	}
 	g.lastID, g.entriesRead = id, entriesRead
+	s.ctr.delivered++
 	if c == nil {
 		return
 	}
@@ -171,6 +173,7 @@ func (s *Stream) deliverLocked(g *group, c *consumer, id ID, entriesRead, now in
 // owner (a history read) at now: its delivery count goes up by one.
 func (s *Stream) redeliverLocked(g *group, id ID, now int64) {
 	if rec := g.pel.Get(sid(id)); rec != nil {
+		s.ctr.delivered++
 		rec.deliveryMs = now
 		if rec.count < math.MaxInt64 {
 			rec.count++
@@ -188,6 +191,7 @@ func (s *Stream) claimLocked(g *group, id ID, c *consumer, deliveryMs, count int
 	if s.log != nil {
 		s.log.claim(g, c, id, deliveryMs, count)
 	}
+	s.ctr.claimed++
 	s.setPendingLocked(g, id, c, deliveryMs, count)
 }
 
@@ -211,6 +215,7 @@ func (s *Stream) ackLocked(g *group, id ID) bool {
 	if s.log != nil {
 		s.log.ack(g, id)
 	}
+	s.ctr.acked++
 	if c := g.ownerLocked(&rec); c != nil {
 		c.pel.Delete(sid(id))
 	}

@@ -34,6 +34,7 @@ var _ = store.Field(Field{}) // Field and store.Field have one underlying type
 
 // appendLocked stores an entry; id is greater than the stream's last ID.
 func (s *Stream) appendLocked(id ID, fields []Field) {
+	s.ctr.added++
 	if s.log != nil {
 		s.appendLogged(id, fields)
 		return
@@ -54,7 +55,9 @@ func (s *Stream) trimToLocked(upTo ID) int64 {
 	if s.log != nil {
 		s.log.idEffect(effTrimTo, upTo)
 	}
-	return s.st.TrimTo(store.ID(upTo))
+	n := s.st.TrimTo(store.ID(upTo))
+	s.ctr.trimmed += n
+	return n
 }
 
 // trimEntryLocked removes the live entry id as a trim does (the max
@@ -67,20 +70,25 @@ func (s *Stream) trimEntryLocked(id ID, dropRefs bool) {
 	if s.log != nil {
 		s.log.idEffect(effTrimEntry, id)
 	}
-	s.st.TrimEntry(store.ID(id))
+	if s.st.TrimEntry(store.ID(id)) {
+		s.ctr.trimmed++
+	}
 }
 
 // deleteEntryLocked deletes the entry id as Delete does, raising the max
 // deleted ID, and reports whether it was a live entry.
 func (s *Stream) deleteEntryLocked(id ID) bool {
-	if s.log == nil {
-		return s.st.Delete(store.ID(id))
+	if s.log != nil {
+		if !s.st.Has(store.ID(id)) {
+			return false
+		}
+		s.log.idEffect(effDelete, id)
 	}
-	if !s.st.Has(store.ID(id)) {
+	if !s.st.Delete(store.ID(id)) {
 		return false
 	}
-	s.log.idEffect(effDelete, id)
-	return s.st.Delete(store.ID(id))
+	s.ctr.deleted++
+	return true
 }
 
 // setLastLocked sets the stream's last ID, entries-added counter (when

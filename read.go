@@ -133,12 +133,15 @@ func (s *Stream) readLocked(p *readPos, count int) []Entry {
 	defer putCollector(c)
 	if p.last {
 		s.collectRangeLocked(c, ID{}, MaxID(), 1, true)
+		s.ctr.read.Add(1)
 		return c.entries()
 	}
 	if lo, ok := p.after.Next(); ok {
 		s.collectRangeLocked(c, lo, MaxID(), count, false)
 	}
-	return c.entries()
+	es := c.entries()
+	s.ctr.read.Add(int64(len(es)))
+	return es
 }
 
 // Read returns the entries with an ID greater than after, at most

@@ -28,6 +28,7 @@ func (s *Stream) Scan(start, end string) (iter.Seq2[ID, []Field], error) {
 			s.runlock()
 			batch := c.entries()
 			putCollector(c)
+			s.ctr.read.Add(int64(len(batch)))
 			for _, e := range batch {
 				if !yield(e.ID, e.Fields) {
 					return

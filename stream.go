@@ -99,6 +99,8 @@ type Stream struct {
 	db           *DB    // the DB that made it (nil: NewStream, a shard): where dead-letter streams are
 	rank         uint64 // lock order between two streams: the lower first
 	deadPolicies int    // groups with a dead-letter policy
+
+	ctr counters // what it did (streamstats.go)
 }
 
 // streamRanks numbers streams in the order they are made.
@@ -338,7 +340,9 @@ func (s *Stream) rangeGeneric(start, end string, count int, rev bool) ([]Entry, 
 	s.mu.RLock()
 	s.collectRangeLocked(c, lo, hi, count, rev)
 	s.runlock()
-	return c.entries(), nil
+	es := c.entries()
+	s.ctr.read.Add(int64(len(es)))
+	return es, nil
 }
 
 // collectRangeLocked gathers up to count (0: all) entries of [lo, hi] into c.

@@ -504,3 +504,13 @@ func (s *Blocks) fitsBytes(tail *Block, fields []Field, maxBytes int) bool {
 	}
 	return need+s.openLP < maxBytes
 }
+
+// MemoryBytes returns the memory the blocks take: their data and offset
+// arrays as allocated, their structs and the index. O(blocks).
+func (s *Blocks) MemoryBytes() int64 {
+	n := int64(cap(s.blocks))*8 + int64(cap(s.firsts))*16
+	for _, b := range s.blocks {
+		n += 80 + int64(cap(b.data)) + 4*int64(cap(b.offs))
+	}
+	return n
+}
