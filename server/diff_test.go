@@ -351,6 +351,10 @@ func (p *pair) after(args []string, want *reply) {
 	n := (len(args) - streams) / 2
 	for _, key := range args[streams : streams+n] {
 		p.real.do(p.t, "XGROUP", "CREATECONSUMER", key, group, consumer)
+		// Redis 7.2 refreshes the seen-time of a consumer whose read
+		// returns nothing too, Redis 7.0 only when it delivers: noted as
+		// for the claims.
+		p.claimSeen(key, group, consumer)
 	}
 }
 
