@@ -136,4 +136,55 @@
 // core follows 7.2), and Redis 7.0's XSETID accepts an ID below an entry
 // deleted from the end of the stream (the core refuses it). Remove
 // deletes keys of any type, as DEL does.
+//
+// # The sharded stream across processes
+//
+// CreateSharded and OpenSharded return a Sharded: a Kinesis-style
+// sharded stream (xstream.ShardedEngine) that every process opening it by
+// name shares, on Redis, Valkey or a Redis Cluster (it needs Lua scripts:
+// xstream's server, which has none, refuses it with an error wrapping
+// errors.ErrUnsupported). Each shard is a stream key of its own,
+// "xs:{name:n}", whose hash tag spreads the shards over the cluster's
+// slots, with a state hash "xs:{name:n}:state" in the same slot; the
+// shard map (ranges, states, parents, sequence number ranges) is JSON in
+// the hash "xs:{name}:meta", at an epoch that each reshard step
+// increments. Records are entries whose first field is "pk", the
+// partition key, then the record's fields; sequence numbers are the
+// entries' IDs.
+//
+//   - Put routes by MD5 (xstream.PartitionHashKey) against a cached shard
+//     map and adds with a script that adds only when the shard's state
+//     says OPEN. A put to a shard that a reshard in another process
+//     closed adds nothing; the engine reads the map again and routes
+//     again. So no record lands in a closed shard, and a record
+//     acknowledged is kept.
+//   - SplitShard, MergeShards and UpdateShardCount hold a lock in the
+//     metadata (another reshard meanwhile, in any process, fails with
+//     xstream.ErrResourceInUse, and Status says UPDATING); each split or
+//     merge is recorded, then done in idempotent parts: close the parents
+//     (the script that sets CLOSED returns the stream's last ID at that
+//     moment as the ending sequence number), create the children (their
+//     streams start above their parents' ending sequence numbers, so that
+//     sequence numbers grow from parent to child), publish the new map by
+//     a compare-and-set on the epoch. Any process that finds a step
+//     recorded completes it: a reshard once the lock's deadline
+//     (WithReshardLease) has passed, OpenSharded, a read of the map, a
+//     refused put. A rescale interrupted midway leaves the stream at a
+//     shard count between the two, every hash key owned by one OPEN shard.
+//     The rules are the core's, with the stricter ones of Kinesis: a
+//     split key must lie above start+1 and below end, and the adjacent
+//     shard of a merge must come after the first.
+//   - GetShardIterator and GetRecords work as in the core, with
+//     iterators as opaque strings naming the stream, the shard and the
+//     position; ChildShards at a CLOSED shard's end. NewReader is the
+//     parent-before-child reader, its checkpoints on the client side.
+//   - ListShards takes every filter type; times (the trim horizon,
+//     creation and closing of shards, MillisBehindLatest, lock
+//     deadlines) are on the engine's clock (WithShardClock).
+//
+// Not implemented yet: the sharded consumer groups (CreateGroup,
+// ReadGroup, Ack, Pending, Claim and AutoClaim fail with an error
+// wrapping errors.ErrUnsupported), and retention: Retention and
+// SetRetention keep the period, but records are not trimmed and closed
+// shards never become EXPIRED.
 package xredis

@@ -1,0 +1,231 @@
+package xredis
+
+import (
+	"context"
+	"strconv"
+	"strings"
+
+	"github.com/redis/rueidis"
+	"github.com/xstreamgo/xstream"
+)
+
+// Shard iterators. An iterator is the string "xs1/<shard number>/<position>/<stream name>",
+// the position being "h" (the trim horizon, wherever it is when read) or
+// the next sequence number to read. It holds no server state: it stays
+// valid as long as its shard does.
+
+// lastIDScript returns the last generated ID of the stream KEYS[1] ("0-0"
+// when there is none).
+var lastIDScript = rueidis.NewLuaScriptReadOnly(luaLastID + `return lastID(KEYS[1])`)
+
+// maxGetRecords is the largest GetRecords limit, as in Kinesis.
+const maxGetRecords = 10000
+
+func (s *Sharded) iterator(n int, horizon bool, next xstream.ID) string {
+	b := append(make([]byte, 0, 48+len(s.name)), "xs1/"...)
+	b = strconv.AppendInt(b, int64(n), 10)
+	b = append(b, '/')
+	if horizon {
+		b = append(b, 'h')
+	} else {
+		b = next.AppendText(b)
+	}
+	b = append(b, '/')
+	return string(append(b, s.name...))
+}
+
+// parseIterator reads an iterator of this stream; it fails with
+// ErrInvalidIterator for any other string.
+func (s *Sharded) parseIterator(it string) (n int, horizon bool, next xstream.ID, err error) {
+	bad := func(why string) (int, bool, xstream.ID, error) {
+		return 0, false, xstream.ID{}, errorf(xstream.ErrInvalidIterator, "iterator %q: %s", it, why)
+	}
+	rest, ok := strings.CutPrefix(it, "xs1/")
+	if !ok {
+		return bad("not an iterator")
+	}
+	ns, rest, ok1 := strings.Cut(rest, "/")
+	pos, name, ok2 := strings.Cut(rest, "/")
+	if !ok1 || !ok2 {
+		return bad("not an iterator")
+	}
+	if name != s.name {
+		return bad("not an iterator of this stream")
+	}
+	if n, err = strconv.Atoi(ns); err != nil || n < 0 || strconv.Itoa(n) != ns {
+		return bad("no such shard")
+	}
+	if pos == "h" {
+		return n, true, xstream.ID{}, nil
+	}
+	if next, err = xstream.ParseID(pos); err != nil {
+		return bad("bad position")
+	}
+	return n, false, next, nil
+}
+
+// lastID returns the last generated ID of shard n's stream.
+func (s *Sharded) lastID(ctx context.Context, n int) (xstream.ID, error) {
+	v, err := lastIDScript.Exec(ctx, s.c, []string{s.streamKey(n)}, nil).ToString()
+	if err != nil {
+		return xstream.ID{}, mapErr(err)
+	}
+	return xstream.ParseID(v)
+}
+
+// GetShardIterator returns an iterator over shard shardID starting as
+// args says, as xstream.ShardedStream.GetShardIterator does. For
+// AtSequenceNumber and AfterSequenceNumber the sequence number must lie
+// between the shard's starting and last sequence numbers. It fails with
+// ErrShardNotFound, ErrShardExpired, ErrInvalidID or ErrInvalidArgument
+// (unknown type, or a sequence number outside the shard's range). Two
+// round trips (the map, and the shard's last ID when the type needs it).
+func (s *Sharded) GetShardIterator(ctx context.Context, shardID string, args xstream.IteratorArgs) (string, error) {
+	var seq xstream.ID
+	switch args.Type {
+	case xstream.AtSequenceNumber, xstream.AfterSequenceNumber:
+		var err error
+		if seq, err = xstream.ParseID(args.SequenceNumber); err != nil {
+			return "", err
+		}
+	case xstream.TrimHorizon, xstream.Latest, xstream.AtTimestamp:
+	default:
+		return "", errorf(xstream.ErrInvalidArgument, "unknown shard iterator type %d", args.Type)
+	}
+	m, err := s.settled(ctx)
+	if err != nil {
+		return "", err
+	}
+	n, err := m.lookup(shardID)
+	if err != nil {
+		return "", err
+	}
+	sh := m.doc.Shards[n]
+	if sh.State == xstream.ShardExpired {
+		return "", errorf(xstream.ErrShardExpired, "shard %s is EXPIRED: its records are past the retention period", shardID)
+	}
+	switch args.Type {
+	case xstream.TrimHorizon:
+		return s.iterator(n, true, xstream.ID{}), nil
+	case xstream.AtTimestamp:
+		return s.iterator(n, false, xstream.ID{Ms: uint64(max(args.Timestamp.UnixMilli(), 0))}), nil
+	}
+	last, err := s.lastID(ctx, n)
+	if err != nil {
+		return "", err
+	}
+	if args.Type == xstream.Latest {
+		next, _ := last.Next()
+		return s.iterator(n, false, next), nil
+	}
+	if last.Less(seq) || seq.Less(sh.StartSeq) {
+		return "", errorf(xstream.ErrInvalidArgument, "sequence number %s is outside shard %s's range %s..%s", args.SequenceNumber, shardID, sh.StartSeq, last)
+	}
+	if args.Type == xstream.AfterSequenceNumber {
+		seq, _ = seq.Next()
+	}
+	return s.iterator(n, false, seq), nil
+}
+
+// records turns a shard's entries into records: the first field is the
+// partition key. An entry without it (not put by this engine) is
+// skipped.
+func records(shard string, es []xstream.Entry) []xstream.Record {
+	out := make([]xstream.Record, 0, len(es))
+	for _, e := range es {
+		if len(e.Fields) == 0 || e.Fields[0].Name != pkField {
+			continue
+		}
+		out = append(out, xstream.Record{ShardID: shard, SequenceNumber: e.ID, PartitionKey: e.Fields[0].Value, Fields: e.Fields[1:]})
+	}
+	return out
+}
+
+// readShard reads up to limit records (0: all) of shard n from from on
+// (inclusive; zero: the start), with its state read just before: closed
+// reports a CLOSED shard, more that records remain after those returned,
+// nextMs the time of the first of them.
+func (s *Sharded) readShard(ctx context.Context, n int, from xstream.ID, limit int) (recs []xstream.Record, closed, more bool, nextMs uint64, err error) {
+	xr := s.c.B().Arbitrary("XRANGE").Keys(s.streamKey(n)).Args(from.String(), "+")
+	if limit > 0 {
+		xr = xr.Args("COUNT", itoa(int64(limit+1)))
+	}
+	res := s.c.DoMulti(ctx, s.c.B().Hget().Key(s.stateKey(n)).Field("s").Build(), xr.ReadOnly())
+	state, err := res[0].ToString()
+	if err != nil && !rueidis.IsRedisNil(err) {
+		return nil, false, false, 0, mapErr(err)
+	}
+	m, err := res[1].ToMessage()
+	if err != nil {
+		return nil, false, false, 0, mapErr(err)
+	}
+	es, err := entries(&m)
+	if err != nil {
+		return nil, false, false, 0, err
+	}
+	if limit > 0 && len(es) > limit {
+		more, nextMs = true, es[limit].ID.Ms
+		es = es[:limit]
+	}
+	return records(shardName(n), es), state == "CLOSED", more, nextMs, nil
+}
+
+// GetRecords returns up to limit records (0: 10,000) from the iterator's
+// position and the iterator to continue with, as
+// xstream.ShardedStream.GetRecords does: at the end of a CLOSED shard
+// the next iterator is "" and ChildShards lists its children. It never
+// blocks. It fails with ErrInvalidIterator, ErrInvalidArgument (limit out
+// of range) or ErrShardExpired. One round trip to the shard's node (the
+// state and XRANGE), and one for the map at a CLOSED shard's end.
+func (s *Sharded) GetRecords(ctx context.Context, iterator string, limit int) (xstream.ShardRecords, error) {
+	n, horizon, next, err := s.parseIterator(iterator)
+	if err != nil {
+		return xstream.ShardRecords{}, err
+	}
+	if limit < 0 || limit > maxGetRecords {
+		return xstream.ShardRecords{}, errorf(xstream.ErrInvalidArgument, "limit must be from 1 to %d (0: %d), got %d", maxGetRecords, maxGetRecords, limit)
+	}
+	if limit == 0 {
+		limit = maxGetRecords
+	}
+	m, err := s.current(ctx)
+	if err != nil {
+		return xstream.ShardRecords{}, err
+	}
+	if n >= len(m.doc.Shards) {
+		if m, err = s.settled(ctx); err != nil {
+			return xstream.ShardRecords{}, err
+		}
+		if n >= len(m.doc.Shards) {
+			return xstream.ShardRecords{}, errorf(xstream.ErrInvalidIterator, "iterator %q: no such shard", iterator)
+		}
+	}
+	if m.doc.Shards[n].State == xstream.ShardExpired {
+		return xstream.ShardRecords{}, errorf(xstream.ErrShardExpired, "iterator %q: shard %s is EXPIRED", iterator, shardName(n))
+	}
+	recs, closed, more, nextMs, err := s.readShard(ctx, n, next, limit)
+	if err != nil {
+		return xstream.ShardRecords{}, err
+	}
+	out := xstream.ShardRecords{Records: recs}
+	if k := len(recs); k > 0 {
+		next, _ = recs[k-1].SequenceNumber.Next()
+		horizon = false
+	}
+	if more {
+		out.MillisBehindLatest = max(s.nowMs()-int64(nextMs), 0)
+	}
+	if closed && !more {
+		// The children are in the map once the step that closed the
+		// shard is published (or completed here).
+		if m.doc.Shards[n].State == xstream.ShardOpen || len(m.children[n]) == 0 {
+			if m, err = s.settled(ctx); err != nil {
+				return xstream.ShardRecords{}, err
+			}
+		}
+		out.ChildShards = m.childShards(n)
+		return out, nil
+	}
+	out.NextShardIterator = s.iterator(n, horizon, next)
+	return out, nil
+}
