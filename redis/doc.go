@@ -158,6 +158,7 @@
 //     closed adds nothing; the engine reads the map again and routes
 //     again. So no record lands in a closed shard, and a record
 //     acknowledged is kept.
+//
 //   - SplitShard, MergeShards and UpdateShardCount hold a lock in the
 //     metadata (another reshard meanwhile, in any process, fails with
 //     xstream.ErrResourceInUse, and Status says UPDATING); each split or
@@ -174,17 +175,25 @@
 //     The rules are the core's, with the stricter ones of Kinesis: a
 //     split key must lie above start+1 and below end, and the adjacent
 //     shard of a merge must come after the first.
+//
 //   - GetShardIterator and GetRecords work as in the core, with
 //     iterators as opaque strings naming the stream, the shard and the
 //     position; ChildShards at a CLOSED shard's end. NewReader is the
 //     parent-before-child reader, its checkpoints on the client side.
+//
 //   - ListShards takes every filter type; times (the trim horizon,
 //     creation and closing of shards, MillisBehindLatest, lock
 //     deadlines) are on the engine's clock (WithShardClock).
 //
-// Not implemented yet: the sharded consumer groups (CreateGroup,
-// ReadGroup, Ack, Pending, Claim and AutoClaim fail with an error
-// wrapping errors.ErrUnsupported), and retention: Retention and
-// SetRetention keep the period, but records are not trimmed and closed
-// shards never become EXPIRED.
+//   - The sharded consumer groups: a Redis group of the same name on
+//     each shard's stream, listed in "xs:{name}:groups"; ReadGroup reads
+//     a child only once its parents are drained (delivered, and with
+//     StrictOrder acknowledged), checked on the parents' streams, so
+//     consumers on any engines share the group. A blocked ReadGroup waits
+//     by blocking reads of 100 ms at most, so that a reshard or an Ack
+//     that frees a child is seen within that time.
+//
+// Not implemented yet: retention. Retention and SetRetention keep the
+// period, but records are not trimmed and closed shards never become
+// EXPIRED.
 package xredis

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -31,6 +32,8 @@ type Sharded struct {
 	id      string        // names this engine in reshard locks
 	calls   atomic.Uint64 // numbers its reshard calls
 	cached  atomic.Pointer[shardMap]
+
+	groupStates sync.Map // group name: *groupState
 }
 
 var _ xstream.ShardedEngine = (*Sharded)(nil)
@@ -189,41 +192,6 @@ if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 redis.call('HSET', KEYS[1], 'retention', ARGV[1])
 return 1
 `)
-
-// errNoGroups is the error of the sharded consumer groups, which this
-// engine does not have yet.
-var errNoGroups = errors.Join(errors.ErrUnsupported, errors.New("xredis: the sharded consumer groups are not implemented on Redis yet"))
-
-// CreateGroup is not implemented yet: it fails with an error wrapping
-// errors.ErrUnsupported.
-func (s *Sharded) CreateGroup(context.Context, string, xstream.ShardGroupOptions) error {
-	return errNoGroups
-}
-
-// ReadGroup is not implemented yet (see CreateGroup).
-func (s *Sharded) ReadGroup(context.Context, string, string, xstream.ReadGroupArgs) ([]xstream.Record, error) {
-	return nil, errNoGroups
-}
-
-// Ack is not implemented yet (see CreateGroup).
-func (s *Sharded) Ack(context.Context, string, ...xstream.RecordRef) (int64, error) {
-	return 0, errNoGroups
-}
-
-// Pending is not implemented yet (see CreateGroup).
-func (s *Sharded) Pending(context.Context, string) ([]xstream.ShardPending, error) {
-	return nil, errNoGroups
-}
-
-// Claim is not implemented yet (see CreateGroup).
-func (s *Sharded) Claim(context.Context, string, string, time.Duration, []xstream.RecordRef, xstream.ClaimArgs) ([]xstream.Record, error) {
-	return nil, errNoGroups
-}
-
-// AutoClaim is not implemented yet (see CreateGroup).
-func (s *Sharded) AutoClaim(context.Context, string, string, time.Duration, xstream.RecordRef, xstream.AutoClaimArgs) (xstream.ShardAutoClaimResult, error) {
-	return xstream.ShardAutoClaimResult{}, errNoGroups
-}
 
 // Close does nothing: the engine's client belongs to the Engine.
 func (s *Sharded) Close() error { return nil }

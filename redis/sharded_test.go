@@ -22,9 +22,7 @@ var shardedKinds = []string{"redis", "cluster", "valkey"}
 
 // shardedSkips are the cases of the sharded suite this engine does not
 // pass yet, with the reason.
-var shardedSkips = map[string]string{
-	"Groups": "the sharded consumer groups are not implemented on Redis yet",
-}
+var shardedSkips = map[string]string{}
 
 // shardedName returns a sharded stream name of its own for t.
 func shardedName(t testing.TB) string {
@@ -445,4 +443,133 @@ func TestShardedMillisBehind(t *testing.T) {
 		require.Len(t, page.Records, 2)
 		require.Zero(t, page.MillisBehindLatest, "nothing left")
 	})
+}
+
+// TestShardedReaderWakes: a reader blocked on a shard wakes when another
+// engine splits it, and reads the child's records after the parent's.
+func TestShardedReaderWakes(t *testing.T) {
+	eachShardedKind(t, func(t *testing.T, kind string) {
+		a, _ := newSharded(t, kind, xstream.ShardedArgs{Shards: 1})
+		eb := newEngine(t, kind)
+		b, err := xredis.OpenSharded(bg(), eb, a.Name())
+		require.NoError(t, err)
+		first, err := a.Put(bg(), "k", xstream.PutArgs{}, xstream.Fields("n", "0")...)
+		require.NoError(t, err)
+		r, err := b.NewReader(bg())
+		require.NoError(t, err)
+		got, err := r.Read(bg(), xstream.ReadArgs{})
+		require.NoError(t, err)
+		require.Len(t, got, 1)
+		ctx, cancel := context.WithTimeout(bg(), 30*time.Second)
+		defer cancel()
+		done := goRead(func() ([]xstream.Record, error) {
+			return r.Read(ctx, xstream.ReadArgs{Block: xstream.BlockForever})
+		})
+		waitBlocked(t, kind, eb, 1, "")
+		require.NoError(t, a.SplitShard(bg(), "shardId-000000000000", "1000"))
+		child, err := a.Put(bg(), "k", xstream.PutArgs{}, xstream.Fields("n", "1")...)
+		require.NoError(t, err)
+		res := <-done // a Read that blocks forever returns records
+		require.NoError(t, res.err)
+		require.Len(t, res.recs, 1)
+		require.Equal(t, child.SequenceNumber, res.recs[0].SequenceNumber)
+		require.True(t, first.SequenceNumber.Less(child.SequenceNumber))
+		cps := r.Checkpoints()
+		require.Len(t, cps, 3)
+		require.Equal(t, xstream.Checkpoint{ShardID: "shardId-000000000000", SequenceNumber: first.SequenceNumber, ShardEnd: true}, cps[0])
+	})
+}
+
+// TestShardedGroupsAcrossEngines: a child shard's records go to a group
+// only once its parents are drained: delivered (loose) or acknowledged
+// (StrictOrder), by consumers on other engines; a blocked ReadGroup
+// sees an Ack of another engine free the child.
+func TestShardedGroupsAcrossEngines(t *testing.T) {
+	eachShardedKind(t, func(t *testing.T, kind string) {
+		a, _ := newSharded(t, kind, xstream.ShardedArgs{Shards: 2})
+		b, err := xredis.OpenSharded(bg(), newEngine(t, kind), a.Name())
+		require.NoError(t, err)
+		require.NoError(t, a.CreateGroup(bg(), "strict", xstream.ShardGroupOptions{StrictOrder: true}))
+		require.NoError(t, a.CreateGroup(bg(), "loose", xstream.ShardGroupOptions{}))
+		require.ErrorIs(t, b.CreateGroup(bg(), "loose", xstream.ShardGroupOptions{}), xstream.ErrGroupExists)
+		put := func(s *xredis.Sharded, hk, v string) xstream.PutResult {
+			t.Helper()
+			r, err := s.Put(bg(), "k"+hk, xstream.PutArgs{ExplicitHashKey: hk}, xstream.Fields("v", v)...)
+			require.NoError(t, err)
+			return r
+		}
+		hi := "170141183460469231731687303715884105728" // shard 1's start
+		p0, p1 := put(a, "5", "p0"), put(a, hi, "p1")
+		// Merge the two: the child waits for both parents.
+		require.NoError(t, a.MergeShards(bg(), "shardId-000000000000", "shardId-000000000001"))
+		c := put(b, "5", "c")
+		require.Equal(t, "shardId-000000000002", c.ShardID)
+
+		for _, g := range []string{"strict", "loose"} {
+			got, err := b.ReadGroup(bg(), g, "w1", xstream.ReadGroupArgs{Count: 1})
+			require.NoError(t, err)
+			require.Len(t, got, 1, g)
+			first := got[0]
+			got, err = b.ReadGroup(bg(), g, "w1", xstream.ReadGroupArgs{})
+			require.NoError(t, err)
+			require.Len(t, got, 1, "%s: the other parent's record, not yet the child's", g)
+			require.NotEqual(t, first.ShardID, got[0].ShardID)
+			require.ElementsMatch(t, []xstream.ID{p0.SequenceNumber, p1.SequenceNumber}, []xstream.ID{first.SequenceNumber, got[0].SequenceNumber})
+		}
+		got, err := b.ReadGroup(bg(), "loose", "w1", xstream.ReadGroupArgs{})
+		require.NoError(t, err)
+		require.Len(t, got, 1, "loose: both parents delivered, the child follows")
+		require.Equal(t, c.SequenceNumber, got[0].SequenceNumber)
+
+		got, err = b.ReadGroup(bg(), "strict", "w1", xstream.ReadGroupArgs{})
+		require.NoError(t, err)
+		require.Empty(t, got, "strict: the parents' records are pending")
+		ctx, cancel := context.WithTimeout(bg(), 30*time.Second)
+		defer cancel()
+		done := goRead(func() ([]xstream.Record, error) {
+			return b.ReadGroup(ctx, "strict", "w2", xstream.ReadGroupArgs{Block: xstream.BlockForever})
+		})
+		n, err := a.Ack(bg(), "strict", xstream.RecordRef{ShardID: p0.ShardID, SequenceNumber: p0.SequenceNumber})
+		require.NoError(t, err)
+		require.Equal(t, int64(1), n)
+		pend, err := a.Pending(bg(), "strict")
+		require.NoError(t, err)
+		require.Len(t, pend, 1, "one parent still has a pending record")
+		require.Equal(t, p1.ShardID, pend[0].ShardID)
+		n, err = a.Ack(bg(), "strict", xstream.RecordRef{ShardID: p1.ShardID, SequenceNumber: p1.SequenceNumber})
+		require.NoError(t, err)
+		require.Equal(t, int64(1), n)
+		res := <-done
+		require.NoError(t, res.err)
+		require.Len(t, res.recs, 1)
+		require.Equal(t, c.SequenceNumber, res.recs[0].SequenceNumber)
+		require.Equal(t, xstream.Fields("v", "c"), res.recs[0].Fields)
+
+		// Errors: unknown group, unknown shard; a blocked read that times out.
+		_, err = a.ReadGroup(bg(), "nope", "w", xstream.ReadGroupArgs{})
+		require.ErrorIs(t, err, xstream.ErrNoGroup)
+		_, err = a.Ack(bg(), "strict", xstream.RecordRef{ShardID: "shardId-000000000099"})
+		require.ErrorIs(t, err, xstream.ErrShardNotFound)
+		_, err = a.ReadGroup(bg(), "strict", "w", xstream.ReadGroupArgs{Count: -1})
+		require.ErrorIs(t, err, xstream.ErrInvalidArgument)
+		got, err = a.ReadGroup(bg(), "strict", "w", xstream.ReadGroupArgs{Block: 10 * time.Millisecond})
+		require.NoError(t, err)
+		require.Empty(t, got)
+	})
+}
+
+// readResult is what a read in a goroutine returned.
+type readResult struct {
+	recs []xstream.Record
+	err  error
+}
+
+// goRead runs read in a goroutine and returns its result on a channel.
+func goRead(read func() ([]xstream.Record, error)) <-chan readResult {
+	done := make(chan readResult, 1)
+	go func() {
+		recs, err := read()
+		done <- readResult{recs, err}
+	}()
+	return done
 }

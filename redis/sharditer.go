@@ -127,20 +127,6 @@ func (s *Sharded) GetShardIterator(ctx context.Context, shardID string, args xst
 	return s.iterator(n, false, seq), nil
 }
 
-// records turns a shard's entries into records: the first field is the
-// partition key. An entry without it (not put by this engine) is
-// skipped.
-func records(shard string, es []xstream.Entry) []xstream.Record {
-	out := make([]xstream.Record, 0, len(es))
-	for _, e := range es {
-		if len(e.Fields) == 0 || e.Fields[0].Name != pkField {
-			continue
-		}
-		out = append(out, xstream.Record{ShardID: shard, SequenceNumber: e.ID, PartitionKey: e.Fields[0].Value, Fields: e.Fields[1:]})
-	}
-	return out
-}
-
 // readShard reads up to limit records (0: all) of shard n from from on
 // (inclusive; zero: the start), with its state read just before: closed
 // reports a CLOSED shard, more that records remain after those returned,
@@ -167,7 +153,7 @@ func (s *Sharded) readShard(ctx context.Context, n int, from xstream.ID, limit i
 		more, nextMs = true, es[limit].ID.Ms
 		es = es[:limit]
 	}
-	return records(shardName(n), es), state == "CLOSED", more, nextMs, nil
+	return appendRecords(nil, n, es), state == "CLOSED", more, nextMs, nil
 }
 
 // GetRecords returns up to limit records (0: 10,000) from the iterator's
