@@ -573,3 +573,53 @@ func goRead(read func() ([]xstream.Record, error)) <-chan readResult {
 	}()
 	return done
 }
+
+// TestShardedCheckpointsInRedis: a reader saves its checkpoints; a reader
+// of another engine loads them and reads on, across a split, each record
+// once.
+func TestShardedCheckpointsInRedis(t *testing.T) {
+	eachShardedKind(t, func(t *testing.T, kind string) {
+		a, _ := newSharded(t, kind, xstream.ShardedArgs{Shards: 2})
+		for i := range 10 {
+			_, err := a.Put(bg(), fmt.Sprint("k", i), xstream.PutArgs{}, xstream.Fields("i", fmt.Sprint(i))...)
+			require.NoError(t, err)
+		}
+		r, err := a.NewReader(bg())
+		require.NoError(t, err)
+		first, err := r.Read(bg(), xstream.ReadArgs{Count: 4})
+		require.NoError(t, err)
+		require.Len(t, first, 4)
+		require.NoError(t, a.SaveCheckpoints(bg(), "app", r.Checkpoints()))
+		require.NoError(t, a.SplitShard(bg(), "shardId-000000000000", "1000"))
+		for i := 10; i < 15; i++ {
+			_, err := a.Put(bg(), fmt.Sprint("k", i), xstream.PutArgs{}, xstream.Fields("i", fmt.Sprint(i))...)
+			require.NoError(t, err)
+		}
+
+		b, err := xredis.OpenSharded(bg(), newEngine(t, kind), a.Name())
+		require.NoError(t, err)
+		cps, err := b.LoadCheckpoints(bg(), "app")
+		require.NoError(t, err)
+		require.Equal(t, r.Checkpoints()[:2], cps)
+		r2, err := b.NewReader(bg(), cps...)
+		require.NoError(t, err)
+		rest, err := r2.Read(bg(), xstream.ReadArgs{})
+		require.NoError(t, err)
+		seen := map[string]int{}
+		for _, rec := range append(first, rest...) {
+			seen[rec.Fields[0].Value]++
+		}
+		require.Len(t, seen, 15)
+		for v, n := range seen {
+			require.Equal(t, 1, n, "record %s read %d times", v, n)
+		}
+		none, err := b.LoadCheckpoints(bg(), "other")
+		require.NoError(t, err)
+		require.Empty(t, none)
+		require.ErrorIs(t, b.SaveCheckpoints(bg(), "", cps), xstream.ErrInvalidArgument)
+		require.ErrorIs(t, b.SaveCheckpoints(bg(), "app", []xstream.Checkpoint{{ShardID: "x"}}), xstream.ErrInvalidArgument)
+		again, err := b.LoadCheckpoints(bg(), "app")
+		require.NoError(t, err)
+		require.Equal(t, cps, again, "a refused save changes nothing")
+	})
+}

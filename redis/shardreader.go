@@ -2,7 +2,10 @@ package xredis
 
 import (
 	"context"
+	"fmt"
 	"math"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -216,4 +219,57 @@ func (r *shardReader) Checkpoints() []xstream.Checkpoint {
 		}
 	}
 	return out
+}
+
+// checkpointsKey is the hash of application app's checkpoints, in the
+// slot of the stream's metadata.
+func (s *Sharded) checkpointsKey(app string) string { return "xs:{" + s.name + "}:checkpoints:" + app }
+
+// SaveCheckpoints stores cps (as a reader's Checkpoints returns them) in
+// Redis as application app's position, so that a reader of another
+// process (or of this one, after a crash) resumes from it with
+// LoadCheckpoints and NewReader. It replaces the checkpoints of the
+// shards it names and keeps the others. It fails with ErrInvalidArgument
+// for an empty app or checkpoints of a malformed shard ID. One round
+// trip.
+func (s *Sharded) SaveCheckpoints(ctx context.Context, app string, cps []xstream.Checkpoint) error {
+	if app == "" {
+		return errorf(xstream.ErrInvalidArgument, "SaveCheckpoints: the application name is empty")
+	}
+	if len(cps) == 0 {
+		return nil
+	}
+	cmd := s.c.B().Hset().Key(s.checkpointsKey(app)).FieldValue()
+	for _, cp := range cps {
+		if _, ok := parseShardID(cp.ShardID); !ok {
+			return errorf(xstream.ErrInvalidArgument, "SaveCheckpoints: %q is not a shard ID", cp.ShardID)
+		}
+		v := cp.SequenceNumber.String()
+		if cp.ShardEnd {
+			v += "/end"
+		}
+		cmd = cmd.FieldValue(cp.ShardID, v)
+	}
+	return mapErr(s.c.Do(ctx, cmd.Build()).Error())
+}
+
+// LoadCheckpoints returns application app's checkpoints as
+// SaveCheckpoints stored them, by shard ID (none when it saved none).
+// One round trip.
+func (s *Sharded) LoadCheckpoints(ctx context.Context, app string) ([]xstream.Checkpoint, error) {
+	kv, err := s.c.Do(ctx, s.c.B().Hgetall().Key(s.checkpointsKey(app)).Build()).AsStrMap()
+	if err != nil {
+		return nil, mapErr(err)
+	}
+	out := make([]xstream.Checkpoint, 0, len(kv))
+	for id, v := range kv {
+		seq, end := strings.CutSuffix(v, "/end")
+		sn, err := xstream.ParseID(seq)
+		if err != nil {
+			return nil, fmt.Errorf("%w: checkpoint %q of shard %s: %v", errReply, v, id, err)
+		}
+		out = append(out, xstream.Checkpoint{ShardID: id, SequenceNumber: sn, ShardEnd: end})
+	}
+	slices.SortFunc(out, func(a, b xstream.Checkpoint) int { return strings.Compare(a.ShardID, b.ShardID) })
+	return out, nil
 }
