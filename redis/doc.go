@@ -193,7 +193,15 @@
 //     by blocking reads of 100 ms at most, so that a reshard or an Ack
 //     that frees a child is seen within that time.
 //
-// Not implemented yet: retention. Retention and SetRetention keep the
-// period, but records are not trimmed and closed shards never become
-// EXPIRED.
+//   - Retention: an engine trims every live shard by MINID at its
+//     clock's now minus the retention (stream IDs are arrival
+//     milliseconds) at most once a second, in the call that finds a pass
+//     due (or at ApplyRetention); reads at a trimmed position fail with
+//     xstream.ErrPastTrimHorizon, and a CLOSED shard whose records are
+//     all past the retention becomes EXPIRED (a step under the reshard
+//     lock) and its keys are deleted.
+//
+//   - SaveCheckpoints and LoadCheckpoints keep a reader's checkpoints in
+//     a hash per application, so that a reader of another process resumes
+//     from them.
 package xredis

@@ -43,6 +43,7 @@ type reshardOp struct {
 	Created  int64       `json:"created,omitempty"` // create: the stream's creation (ms)
 	Parents  []int       `json:"parents,omitempty"`
 	Children []childSpec `json:"children"`
+	Expire   []int       `json:"expire,omitempty"` // expire: the shards that expire
 }
 
 type childSpec struct {
@@ -65,6 +66,9 @@ func (s *Sharded) complete(ctx context.Context, m *shardMap) error {
 	op := m.op1
 	now := itoa(s.nowMs())
 	doc := mapDoc{Created: m.doc.Created, Shards: append([]shardRec(nil), m.doc.Shards...)}
+	if op.Kind == "expire" {
+		return s.completeExpire(ctx, m, doc)
+	}
 	if op.Kind == "create" {
 		doc.Created = op.Created
 	}
@@ -105,6 +109,11 @@ func (s *Sharded) complete(ctx context.Context, m *shardMap) error {
 		doc.Shards = append(doc.Shards, shardRec{Start: c.Start, End: c.End, Parent: c.Parent, Adjacent: c.Adjacent,
 			State: xstream.ShardOpen, StartSeq: start, Created: at})
 	}
+	return s.publish(ctx, m, doc)
+}
+
+// publish publishes doc as the map that ends m's step.
+func (s *Sharded) publish(ctx context.Context, m *shardMap, doc mapDoc) error {
 	raw, err := json.Marshal(doc)
 	if err != nil {
 		return err

@@ -33,7 +33,8 @@ type Sharded struct {
 	calls   atomic.Uint64 // numbers its reshard calls
 	cached  atomic.Pointer[shardMap]
 
-	groupStates sync.Map // group name: *groupState
+	groupStates sync.Map     // group name: *groupState
+	nextExpire  atomic.Int64 // when (ms) the next retention pass is due
 }
 
 var _ xstream.ShardedEngine = (*Sharded)(nil)
@@ -168,7 +169,8 @@ func (s *Sharded) Retention(ctx context.Context) (time.Duration, error) {
 	return time.Duration(m.retention) * time.Millisecond, nil
 }
 
-// SetRetention changes how long records are kept (whole milliseconds).
+// SetRetention changes how long records are kept (whole milliseconds)
+// and applies it at once (ApplyRetention).
 // It fails with ErrInvalidArgument, changing nothing, for d <= 0, and
 // with ErrNoStream when the stream is gone. One round trip.
 func (s *Sharded) SetRetention(ctx context.Context, d time.Duration) error {
@@ -182,7 +184,7 @@ func (s *Sharded) SetRetention(ctx context.Context, d time.Duration) error {
 	if n == 0 {
 		return errorf(xstream.ErrNoStream, "no sharded stream %q", s.name)
 	}
-	return nil
+	return s.ApplyRetention(ctx)
 }
 
 // setRetentionScript sets the retention of an existing metadata hash; 0

@@ -623,3 +623,68 @@ func TestShardedCheckpointsInRedis(t *testing.T) {
 		require.Equal(t, cps, again, "a refused save changes nothing")
 	})
 }
+
+// TestShardedRetention: records older than the retention (by the
+// engine's clock against their IDs, the servers' arrival times) are
+// trimmed by MINID; reads at trimmed positions fail with
+// ErrPastTrimHorizon; a CLOSED shard whose records are all past it
+// becomes EXPIRED, leaves the listings and its keys are deleted.
+func TestShardedRetention(t *testing.T) {
+	eachShardedKind(t, func(t *testing.T, kind string) {
+		clk := &fakeClock{now: time.Now()}
+		s, e := newSharded(t, kind, xstream.ShardedArgs{Shards: 1, Retention: time.Hour}, xredis.WithShardClock(clk.Now))
+		var old []xstream.PutResult
+		for i := range 3 {
+			r, err := s.Put(bg(), "k", xstream.PutArgs{}, xstream.Fields("i", fmt.Sprint(i))...)
+			require.NoError(t, err)
+			old = append(old, r)
+		}
+		it, err := s.GetShardIterator(bg(), "shardId-000000000000", xstream.IteratorArgs{Type: xstream.AtSequenceNumber, SequenceNumber: old[1].SequenceNumber.String()})
+		require.NoError(t, err)
+		require.NoError(t, s.SplitShard(bg(), "shardId-000000000000", "1000"))
+		child, err := s.Put(bg(), "k", xstream.PutArgs{}, xstream.Fields("i", "3")...)
+		require.NoError(t, err)
+
+		// Half an hour on, nothing is past the retention.
+		clk.Advance(30 * time.Minute)
+		require.NoError(t, s.ApplyRetention(bg()))
+		page, err := s.GetRecords(bg(), it, 0)
+		require.NoError(t, err)
+		require.Len(t, page.Records, 2)
+
+		// Past the retention: the parent expires, the child's record is
+		// trimmed, the child stays. ListShards runs the pass, being the
+		// first call a second after the last pass.
+		clk.Advance(31 * time.Minute)
+		shards, err := s.ListShards(bg(), xstream.ShardFilter{})
+		require.NoError(t, err)
+		require.Equal(t, []string{"shardId-000000000001", "shardId-000000000002"}, shardIDs(shards))
+		require.Contains(t, lineage(t, s), "shardId-000000000000 EXPIRED")
+		_, err = s.GetRecords(bg(), it, 0)
+		require.ErrorIs(t, err, xstream.ErrShardExpired)
+		_, err = s.GetShardIterator(bg(), "shardId-000000000000", xstream.IteratorArgs{Type: xstream.TrimHorizon})
+		require.ErrorIs(t, err, xstream.ErrShardExpired)
+		n, err := e.Client().Do(bg(), e.Client().B().Exists().Key(s.StreamKey(0), s.StreamKey(0)+":state").Build()).AsInt64()
+		require.NoError(t, err)
+		require.Zero(t, n, "the expired shard's keys are deleted")
+
+		_, err = s.GetShardIterator(bg(), child.ShardID, xstream.IteratorArgs{Type: xstream.AtSequenceNumber, SequenceNumber: child.SequenceNumber.String()})
+		require.ErrorIs(t, err, xstream.ErrPastTrimHorizon)
+		h, err := s.GetShardIterator(bg(), child.ShardID, xstream.IteratorArgs{Type: xstream.TrimHorizon})
+		require.NoError(t, err)
+		page, err = s.GetRecords(bg(), h, 0)
+		require.NoError(t, err)
+		require.Empty(t, page.Records)
+		require.NotEmpty(t, page.NextShardIterator)
+		// A put now is kept; a reader starts at the child (its parent
+		// expired) and reads it.
+		late, err := s.Put(bg(), "k", xstream.PutArgs{}, xstream.Fields("i", "4")...)
+		require.NoError(t, err)
+		r, err := s.NewReader(bg())
+		require.NoError(t, err)
+		got, err := r.Read(bg(), xstream.ReadArgs{})
+		require.NoError(t, err)
+		require.Len(t, got, 1)
+		require.Equal(t, late.SequenceNumber, got[0].SequenceNumber)
+	})
+}

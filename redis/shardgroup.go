@@ -198,6 +198,7 @@ func (s *Sharded) ReadGroup(ctx context.Context, group, consumer string, args xs
 	if err != nil {
 		return nil, err
 	}
+	s.maybeExpire(ctx)
 	var deadline time.Time
 	if args.Block > 0 {
 		deadline = time.Now().Add(args.Block)

@@ -2,6 +2,7 @@ package xredis
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -14,9 +15,10 @@ import (
 // the next sequence number to read. It holds no server state: it stays
 // valid as long as its shard does.
 
-// lastIDScript returns the last generated ID of the stream KEYS[1] ("0-0"
-// when there is none).
-var lastIDScript = rueidis.NewLuaScriptReadOnly(luaLastID + `return lastID(KEYS[1])`)
+// boundsScript returns the last generated ID of the stream KEYS[1] ("0-0"
+// when there is none) and the greatest ID retention dropped from it, from
+// its state KEYS[2] ("" for none).
+var boundsScript = rueidis.NewLuaScriptReadOnly(luaLastID + `return {lastID(KEYS[1]), redis.call('HGET', KEYS[2], 'trimmed') or ''}`)
 
 // maxGetRecords is the largest GetRecords limit, as in Kinesis.
 const maxGetRecords = 10000
@@ -64,13 +66,25 @@ func (s *Sharded) parseIterator(it string) (n int, horizon bool, next xstream.ID
 	return n, false, next, nil
 }
 
-// lastID returns the last generated ID of shard n's stream.
-func (s *Sharded) lastID(ctx context.Context, n int) (xstream.ID, error) {
-	v, err := lastIDScript.Exec(ctx, s.c, []string{s.streamKey(n)}, nil).ToString()
+func (s *Sharded) boundsExec(n int) rueidis.LuaExec {
+	return rueidis.LuaExec{Keys: []string{s.streamKey(n), s.stateKey(n)}}
+}
+
+// boundsOf decodes boundsScript's reply: the last ID and the greatest
+// trimmed.
+func boundsOf(r rueidis.RedisResult) (last, trimmed xstream.ID, err error) {
+	arr, err := r.ToArray()
 	if err != nil {
-		return xstream.ID{}, mapErr(err)
+		return last, trimmed, mapErr(err)
 	}
-	return xstream.ParseID(v)
+	if len(arr) != 2 {
+		return last, trimmed, fmt.Errorf("%w to the bounds of a shard: %d values", errReply, len(arr))
+	}
+	if last, err = idOf(&arr[0]); err != nil {
+		return last, trimmed, err
+	}
+	trimmed, err = trimmedOf(&arr[1])
+	return last, trimmed, err
 }
 
 // GetShardIterator returns an iterator over shard shardID starting as
@@ -92,6 +106,7 @@ func (s *Sharded) GetShardIterator(ctx context.Context, shardID string, args xst
 	default:
 		return "", errorf(xstream.ErrInvalidArgument, "unknown shard iterator type %d", args.Type)
 	}
+	s.maybeExpire(ctx)
 	m, err := s.settled(ctx)
 	if err != nil {
 		return "", err
@@ -104,17 +119,19 @@ func (s *Sharded) GetShardIterator(ctx context.Context, shardID string, args xst
 	if sh.State == xstream.ShardExpired {
 		return "", errorf(xstream.ErrShardExpired, "shard %s is EXPIRED: its records are past the retention period", shardID)
 	}
-	switch args.Type {
-	case xstream.TrimHorizon:
+	if args.Type == xstream.TrimHorizon {
 		return s.iterator(n, true, xstream.ID{}), nil
-	case xstream.AtTimestamp:
-		return s.iterator(n, false, xstream.ID{Ms: uint64(max(args.Timestamp.UnixMilli(), 0))}), nil
 	}
-	last, err := s.lastID(ctx, n)
+	last, trimmed, err := boundsOf(boundsScript.Exec(ctx, s.c, s.boundsExec(n).Keys, nil))
 	if err != nil {
 		return "", err
 	}
-	if args.Type == xstream.Latest {
+	past := func(id xstream.ID) bool { return !trimmed.IsZero() && !trimmed.Less(id) }
+	switch args.Type {
+	case xstream.AtTimestamp:
+		at := xstream.ID{Ms: uint64(max(args.Timestamp.UnixMilli(), 0))}
+		return s.iterator(n, past(at), at), nil
+	case xstream.Latest:
 		next, _ := last.Next()
 		return s.iterator(n, false, next), nil
 	}
@@ -124,36 +141,52 @@ func (s *Sharded) GetShardIterator(ctx context.Context, shardID string, args xst
 	if args.Type == xstream.AfterSequenceNumber {
 		seq, _ = seq.Next()
 	}
+	if past(seq) {
+		return "", pastHorizon(fmt.Sprintf("%s sequence number %s of shard %s", args.Type, args.SequenceNumber, shardID), trimmed)
+	}
 	return s.iterator(n, false, seq), nil
 }
 
+// shardRead is what readShard found besides the records: closed, a
+// CLOSED shard; more, records after those returned, the first at nextMs;
+// trimmed, the greatest ID retention dropped.
+type shardRead struct {
+	closed, more bool
+	nextMs       uint64
+	trimmed      xstream.ID
+}
+
 // readShard reads up to limit records (0: all) of shard n from from on
-// (inclusive; zero: the start), with its state read just before: closed
-// reports a CLOSED shard, more that records remain after those returned,
-// nextMs the time of the first of them.
-func (s *Sharded) readShard(ctx context.Context, n int, from xstream.ID, limit int) (recs []xstream.Record, closed, more bool, nextMs uint64, err error) {
+// (inclusive; zero: the start), with its state read just before.
+func (s *Sharded) readShard(ctx context.Context, n int, from xstream.ID, limit int) ([]xstream.Record, shardRead, error) {
+	var rd shardRead
 	xr := s.c.B().Arbitrary("XRANGE").Keys(s.streamKey(n)).Args(from.String(), "+")
 	if limit > 0 {
 		xr = xr.Args("COUNT", itoa(int64(limit+1)))
 	}
-	res := s.c.DoMulti(ctx, s.c.B().Hget().Key(s.stateKey(n)).Field("s").Build(), xr.ReadOnly())
-	state, err := res[0].ToString()
-	if err != nil && !rueidis.IsRedisNil(err) {
-		return nil, false, false, 0, mapErr(err)
+	res := s.c.DoMulti(ctx, s.c.B().Hmget().Key(s.stateKey(n)).Field("s", "trimmed").Build(), xr.ReadOnly())
+	st, err := res[0].ToArray()
+	if err != nil {
+		return nil, rd, mapErr(err)
+	}
+	state, _ := st[0].ToString()
+	rd.closed = state == "CLOSED"
+	if rd.trimmed, err = trimmedOf(&st[1]); err != nil {
+		return nil, rd, err
 	}
 	m, err := res[1].ToMessage()
 	if err != nil {
-		return nil, false, false, 0, mapErr(err)
+		return nil, rd, mapErr(err)
 	}
 	es, err := entries(&m)
 	if err != nil {
-		return nil, false, false, 0, err
+		return nil, rd, err
 	}
 	if limit > 0 && len(es) > limit {
-		more, nextMs = true, es[limit].ID.Ms
+		rd.more, rd.nextMs = true, es[limit].ID.Ms
 		es = es[:limit]
 	}
-	return appendRecords(nil, n, es), state == "CLOSED", more, nextMs, nil
+	return appendRecords(nil, n, es), rd, nil
 }
 
 // GetRecords returns up to limit records (0: 10,000) from the iterator's
@@ -168,6 +201,7 @@ func (s *Sharded) GetRecords(ctx context.Context, iterator string, limit int) (x
 	if err != nil {
 		return xstream.ShardRecords{}, err
 	}
+	s.maybeExpire(ctx)
 	if limit < 0 || limit > maxGetRecords {
 		return xstream.ShardRecords{}, errorf(xstream.ErrInvalidArgument, "limit must be from 1 to %d (0: %d), got %d", maxGetRecords, maxGetRecords, limit)
 	}
@@ -189,19 +223,22 @@ func (s *Sharded) GetRecords(ctx context.Context, iterator string, limit int) (x
 	if m.doc.Shards[n].State == xstream.ShardExpired {
 		return xstream.ShardRecords{}, errorf(xstream.ErrShardExpired, "iterator %q: shard %s is EXPIRED", iterator, shardName(n))
 	}
-	recs, closed, more, nextMs, err := s.readShard(ctx, n, next, limit)
+	recs, rd, err := s.readShard(ctx, n, next, limit)
 	if err != nil {
 		return xstream.ShardRecords{}, err
+	}
+	if !horizon && !rd.trimmed.IsZero() && !rd.trimmed.Less(next) {
+		return xstream.ShardRecords{}, pastHorizon("iterator "+strconv.Quote(iterator), rd.trimmed)
 	}
 	out := xstream.ShardRecords{Records: recs}
 	if k := len(recs); k > 0 {
 		next, _ = recs[k-1].SequenceNumber.Next()
 		horizon = false
 	}
-	if more {
-		out.MillisBehindLatest = max(s.nowMs()-int64(nextMs), 0)
+	if rd.more {
+		out.MillisBehindLatest = max(s.nowMs()-int64(rd.nextMs), 0)
 	}
-	if closed && !more {
+	if rd.closed && !rd.more {
 		// The children are in the map once the step that closed the
 		// shard is published (or completed here).
 		if m.doc.Shards[n].State == xstream.ShardOpen || len(m.children[n]) == 0 {

@@ -223,6 +223,7 @@ func (s *Sharded) ListShards(ctx context.Context, f xstream.ShardFilter) ([]xstr
 	default:
 		return nil, errorf(xstream.ErrInvalidArgument, "unknown shard filter type %d", f.Type)
 	}
+	s.maybeExpire(ctx)
 	m, err := s.settled(ctx)
 	if err != nil {
 		return nil, err
@@ -260,6 +261,7 @@ func (s *Sharded) ListShards(ctx context.Context, f xstream.ShardFilter) ([]xstr
 // Lineage returns every shard ever made with its parents and children.
 // It reads the metadata (one round trip).
 func (s *Sharded) Lineage(ctx context.Context) (xstream.Lineage, error) {
+	s.maybeExpire(ctx)
 	m, err := s.settled(ctx)
 	if err != nil {
 		return xstream.Lineage{}, err

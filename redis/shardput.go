@@ -106,6 +106,7 @@ func (s *Sharded) Put(ctx context.Context, partitionKey string, args xstream.Put
 	if err != nil {
 		return xstream.PutResult{}, err
 	}
+	s.maybeExpire(ctx)
 	a := putArgs(partitionKey, fields)
 	for range maxRoutes {
 		n := m.route(h)
@@ -158,6 +159,7 @@ func (s *Sharded) PutRecords(ctx context.Context, records []xstream.PutRecordsEn
 		hashes[i] = h
 		todo = append(todo, i)
 	}
+	s.maybeExpire(ctx)
 	m, err := s.current(ctx)
 	if err != nil {
 		return nil, 0, err

@@ -55,15 +55,11 @@ func (s *Sharded) NewReader(ctx context.Context, from ...xstream.Checkpoint) (xs
 			return nil, errorf(xstream.ErrInvalidArgument, "checkpoint of shard %s says ShardEnd, but the shard is OPEN", cp.ShardID)
 		}
 		r.pos[n], nums[i] = cp.SequenceNumber, n
-		execs[i] = rueidis.LuaExec{Keys: []string{s.streamKey(n)}}
+		execs[i] = s.boundsExec(n)
 	}
 	if len(execs) > 0 {
-		for i, res := range lastIDScript.ExecMulti(ctx, s.c, execs...) {
-			v, err := res.ToString()
-			if err != nil {
-				return nil, mapErr(err)
-			}
-			last, err := xstream.ParseID(v)
+		for i, res := range boundsScript.ExecMulti(ctx, s.c, execs...) {
+			last, _, err := boundsOf(res)
 			if err != nil {
 				return nil, err
 			}
@@ -122,10 +118,11 @@ func (r *shardReader) pass(ctx context.Context, m *shardMap, count int) ([]xstre
 			if per > 0 {
 				limit = min(per, count-len(out))
 			}
-			recs, closed, left, _, err := r.s.readShard(ctx, n, from, limit)
+			recs, rd, err := r.s.readShard(ctx, n, from, limit)
 			if err != nil {
 				return out, err
 			}
+			closed, left := rd.closed, rd.more
 			if len(recs) > 0 {
 				out = append(out, recs...)
 				r.pos[n] = recs[len(recs)-1].SequenceNumber
@@ -179,6 +176,7 @@ func (r *shardReader) Read(ctx context.Context, args xstream.ReadArgs) ([]xstrea
 		if es, err := entries(&ev); err == nil && len(es) > 0 {
 			evID = es[0].ID.String()
 		}
+		s.maybeExpire(ctx)
 		m, err := s.settled(ctx)
 		if err != nil {
 			return nil, err
