@@ -153,11 +153,13 @@
 // entries' IDs.
 //
 //   - Put routes by MD5 (xstream.PartitionHashKey) against a cached shard
-//     map and adds with a script that adds only when the shard's state
-//     says OPEN. A put to a shard that a reshard in another process
-//     closed adds nothing; the engine reads the map again and routes
-//     again. So no record lands in a closed shard, and a record
-//     acknowledged is kept.
+//     map and adds with one XADD NOMKSTREAM: the script that closes a
+//     shard sets its stream's last ID to the largest there is, in the
+//     same atomic step as its CLOSED state, so that a put to a shard that
+//     a reshard in another process closed adds nothing; the engine reads
+//     the map again and routes again. So no record lands in a closed
+//     shard, and a record acknowledged is kept, at the cost of a plain
+//     XADD (see BENCHMARKS.md).
 //
 //   - SplitShard, MergeShards and UpdateShardCount hold a lock in the
 //     metadata (another reshard meanwhile, in any process, fails with

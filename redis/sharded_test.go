@@ -401,11 +401,15 @@ func TestShardedReshardMidway(t *testing.T) {
 func TestShardedPutCompletesStep(t *testing.T) {
 	eachShardedKind(t, func(t *testing.T, kind string) {
 		s, _ := newSharded(t, kind, xstream.ShardedArgs{Shards: 1})
-		p, err := xredis.OpenSharded(bg(), newEngine(t, kind), s.Name())
+		pe := newEngine(t, kind)
+		p, err := xredis.OpenSharded(bg(), pe, s.Name())
 		require.NoError(t, err)
 		before, err := p.Put(bg(), "k", xstream.PutArgs{ExplicitHashKey: "5"}, xstream.Fields("n", "0")...)
 		require.NoError(t, err)
 		require.NoError(t, xredis.SplitPartly(bg(), s, "shardId-000000000000", xstream.HashKey{Lo: 1000}, 2))
+		c := pe.Client()
+		err = c.Do(bg(), c.B().Xadd().Key(s.StreamKey(0)).Nomkstream().Id("*").FieldValue().FieldValue("pk", "x").Build()).Error()
+		require.ErrorContains(t, err, "exhausted", "the closed parent's stream takes no entry")
 		r, err := p.Put(bg(), "k", xstream.PutArgs{ExplicitHashKey: "5"}, xstream.Fields("n", "1")...)
 		require.NoError(t, err, "the put completed the split")
 		require.Equal(t, "shardId-000000000001", r.ShardID)

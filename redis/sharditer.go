@@ -15,10 +15,16 @@ import (
 // the next sequence number to read. It holds no server state: it stays
 // valid as long as its shard does.
 
-// boundsScript returns the last generated ID of the stream KEYS[1] ("0-0"
-// when there is none) and the greatest ID retention dropped from it, from
+// boundsScript returns the last sequence number of shard KEYS[1] (its
+// stream's last generated ID, "0-0" when there is none, or its ending
+// sequence number when CLOSED) and the greatest ID retention dropped from it, from
 // its state KEYS[2] ("" for none).
-var boundsScript = rueidis.NewLuaScriptReadOnly(luaLastID + `return {lastID(KEYS[1]), redis.call('HGET', KEYS[2], 'trimmed') or ''}`)
+var boundsScript = rueidis.NewLuaScriptReadOnly(luaLastID + `
+local st = redis.call('HMGET', KEYS[2], 's', 'end', 'trimmed')
+local last = st[2]
+if st[1] ~= 'CLOSED' then last = lastID(KEYS[1]) end
+return {last, st[3] or ''}
+`)
 
 // maxGetRecords is the largest GetRecords limit, as in Kinesis.
 const maxGetRecords = 10000

@@ -47,6 +47,7 @@ type shardMap struct {
 	lock      lockInfo   // the reshard in progress, if any
 	open      []int      // OPEN shards by starting hash key
 	children  [][]int    // by shard number
+	keys      []string   // the shards' stream keys, by number
 	raw       string     // the map's JSON
 }
 
@@ -176,13 +177,17 @@ func (s *Sharded) load(ctx context.Context) (*shardMap, error) {
 	}
 	raw := str(1)
 	if old := s.cached.Load(); old != nil && old.epoch == epoch && old.raw == raw {
-		m.doc, m.open, m.children, m.raw = old.doc, old.open, old.children, old.raw
+		m.doc, m.open, m.children, m.raw, m.keys = old.doc, old.open, old.children, old.raw, old.keys
 	} else if raw != "" {
 		if err := json.Unmarshal([]byte(raw), &m.doc); err != nil {
 			return nil, fmt.Errorf("%w: the shard map of %q: %v", errReply, s.name, err)
 		}
 		m.raw = raw
 		m.derive()
+		m.keys = make([]string, len(m.doc.Shards))
+		for n := range m.keys {
+			m.keys[n] = s.streamKey(n)
+		}
 	}
 	s.cached.Store(m)
 	return m, nil

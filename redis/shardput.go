@@ -2,6 +2,7 @@ package xredis
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"unicode/utf8"
 
@@ -9,13 +10,16 @@ import (
 	"github.com/xstreamgo/xstream"
 )
 
-// Puts. A record is routed by the cached shard map and added by the put
-// script, which adds it only if the shard's state key, in the same slot,
-// says OPEN. When a reshard closed the shard meanwhile the script adds
-// nothing: the engine reads the map again (completing the reshard step if
-// it finds it recorded but not yet published) and routes the record
-// again. So a record lands in an OPEN shard, never in a closed one, and
-// an acknowledged record is kept.
+// Puts. A record is routed by the cached shard map and added by XADD
+// NOMKSTREAM with an auto ID: one native command, the guard being the
+// stream itself. The script that closes a shard sets its stream's last ID
+// to the largest there is, in the same atomic step as its state and
+// ending sequence number, so that an XADD to a closed shard fails
+// ("exhausted"), and an expired shard has no stream (NOMKSTREAM adds
+// nothing). The engine then reads the map again (completing the reshard
+// step if it finds it recorded but not yet published) and routes the
+// record again. So a record lands in an OPEN shard, never in a closed
+// one, and an acknowledged record is kept.
 
 // maxPutRecords is the largest PutRecords batch, as in Kinesis.
 const maxPutRecords = 500
@@ -51,13 +55,13 @@ func checkPut(partitionKey, explicitHashKey string, fields []xstream.Field) (xst
 	return h, nil
 }
 
-func putArgs(partitionKey string, fields []xstream.Field) []string {
-	args := make([]string, 0, 2+2*len(fields))
-	args = append(args, pkField, partitionKey)
+// putCmd is the XADD of a record to shard n of m.
+func (s *Sharded) putCmd(m *shardMap, n int, partitionKey string, fields []xstream.Field) rueidis.Completed {
+	cmd := s.c.B().Xadd().Key(m.keys[n]).Nomkstream().Id("*").FieldValue().FieldValue(pkField, partitionKey)
 	for _, f := range fields {
-		args = append(args, f.Name, f.Value)
+		cmd = cmd.FieldValue(f.Name, f.Value)
 	}
-	return args
+	return cmd.Build()
 }
 
 // current returns the cached map, loading it the first time.
@@ -90,7 +94,7 @@ func (s *Sharded) reroute(ctx context.Context, m *shardMap, n int) (*shardMap, e
 // Put adds a record to the OPEN shard owning the MD5 of partitionKey (or
 // args.ExplicitHashKey), as xstream.ShardedStream.Put does, and returns
 // the shard's ID and the record's sequence number (its stream ID). One
-// round trip (EVALSHA on the shard's node) when the cached map is
+// round trip (XADD on the shard's node) when the cached map is
 // current; a reshard in between costs a look at the map and another try.
 //
 // It fails, changing nothing, with ErrInvalidPartitionKey (empty, or more
@@ -107,10 +111,9 @@ func (s *Sharded) Put(ctx context.Context, partitionKey string, args xstream.Put
 		return xstream.PutResult{}, err
 	}
 	s.maybeExpire(ctx)
-	a := putArgs(partitionKey, fields)
 	for range maxRoutes {
 		n := m.route(h)
-		r := putScript.Exec(ctx, s.c, []string{s.streamKey(n), s.stateKey(n)}, a)
+		r := s.c.Do(ctx, s.putCmd(m, n, partitionKey, fields))
 		if id, ok, err := putReply(r); err != nil {
 			return xstream.PutResult{}, err
 		} else if ok {
@@ -123,15 +126,19 @@ func (s *Sharded) Put(ctx context.Context, partitionKey string, args xstream.Put
 	return xstream.PutResult{}, fmt.Errorf("xredis: sharded stream %q: Put routed %d times, each time to a shard closed meanwhile", s.name, maxRoutes)
 }
 
-// putReply decodes the put script's reply: the ID, or false when the
-// shard refused the record.
+// putReply decodes the reply of a put's XADD: the ID, or false when the
+// shard refused the record (CLOSED: its IDs are exhausted; EXPIRED: no
+// stream).
 func putReply(r rueidis.RedisResult) (xstream.ID, bool, error) {
 	v, err := r.ToString()
 	if rueidis.IsRedisNil(err) {
 		return xstream.ID{}, false, nil
 	}
+	if err = mapErr(err); errors.Is(err, xstream.ErrStreamExhausted) {
+		return xstream.ID{}, false, nil
+	}
 	if err != nil {
-		return xstream.ID{}, false, mapErr(err)
+		return xstream.ID{}, false, err
 	}
 	id, err := xstream.ParseID(v)
 	return id, err == nil, err
@@ -171,16 +178,16 @@ func (s *Sharded) PutRecords(ctx context.Context, records []xstream.PutRecordsEn
 			}
 			break
 		}
-		execs := make([]rueidis.LuaExec, len(todo))
+		cmds := make(rueidis.Commands, len(todo))
 		shards := make([]int, len(todo))
 		for k, i := range todo {
 			n := m.route(hashes[i])
 			shards[k] = n
-			execs[k] = rueidis.LuaExec{Keys: []string{s.streamKey(n), s.stateKey(n)}, Args: putArgs(records[i].PartitionKey, records[i].Fields)}
+			cmds[k] = s.putCmd(m, n, records[i].PartitionKey, records[i].Fields)
 		}
 		var again []int
 		refused := -1
-		for k, r := range putScript.ExecMulti(ctx, s.c, execs...) {
+		for k, r := range s.c.DoMulti(ctx, cmds...) {
 			i := todo[k]
 			id, ok, err := putReply(r)
 			switch {

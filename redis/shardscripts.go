@@ -31,14 +31,6 @@ local function lastID(key)
 end
 `
 
-// putScript adds an entry with an auto ID to the shard's stream (KEYS[1])
-// when its state (KEYS[2]) is OPEN and returns the ID; else it adds
-// nothing and returns nil. ARGV are the entry's names and values.
-var putScript = rueidis.NewLuaScript(`
-if redis.call('HGET', KEYS[2], 's') ~= 'OPEN' then return false end
-return redis.call('XADD', KEYS[1], '*', unpack(ARGV))
-`)
-
 // createShardScript creates a shard (stream KEYS[1], state KEYS[2]) once:
 // its starting sequence number is the greater of ARGV[1] (its parents'
 // greatest ending sequence number, "0-0" for none) and the node's time
@@ -61,17 +53,25 @@ redis.call('HSET', KEYS[2], 's', 'OPEN', 'start', start, 'created', ARGV[2])
 return {start, ARGV[2]}
 `)
 
+// closedID is the last ID of a CLOSED shard's stream: the largest, so
+// that XADD with an auto ID fails there ("the stream has exhausted the
+// last possible ID").
+const closedID = "18446744073709551615-18446744073709551615"
+
 // closeShardScript closes a shard (stream KEYS[1], state KEYS[2]): its
-// state becomes CLOSED, so that no put lands any more, and its ending
-// sequence number is its stream's last ID, read in the same step. ARGV[1]
-// is the closing time (ms). It returns {end, closed}; run again, it
-// returns what the first run stored. A shard that does not exist is an
-// error XSNOSHARD.
+// state becomes CLOSED and its stream's last ID becomes closedID, so that
+// no put lands any more; its ending sequence number is the stream's last
+// ID before, read in the same step. ARGV[1] is the closing time (ms). It
+// returns {end, closed}; run again, it returns what the first run
+// stored. A shard that does not exist is an error XSNOSHARD.
 var closeShardScript = rueidis.NewLuaScript(luaLastID + `
 local st = redis.call('HMGET', KEYS[2], 's', 'end', 'closed')
 if not st[1] then return redis.error_reply('XSNOSHARD the shard has no state key') end
 if st[1] == 'CLOSED' then return {st[2], st[3]} end
 local last = lastID(KEYS[1])
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  redis.call('XSETID', KEYS[1], '` + closedID + `')
+end
 redis.call('HSET', KEYS[2], 's', 'CLOSED', 'end', last, 'closed', ARGV[1])
 return {last, ARGV[1]}
 `)
