@@ -316,29 +316,7 @@ func TestShardedPutRacingReshards(t *testing.T) {
 		wg.Wait()
 		require.NoError(t, perr)
 
-		shards, err := b.ListShards(bg(), xstream.ShardFilter{})
-		require.NoError(t, err)
-		stored := map[string]map[xstream.ID]bool{}
-		for _, sh := range shards {
-			it, err := b.GetShardIterator(bg(), sh.ShardID, xstream.IteratorArgs{Type: xstream.TrimHorizon})
-			require.NoError(t, err)
-			ids := map[xstream.ID]bool{}
-			for it != "" {
-				page, err := b.GetRecords(bg(), it, 0)
-				require.NoError(t, err)
-				for _, r := range page.Records {
-					ids[r.SequenceNumber] = true
-					if sh.State == xstream.ShardClosed {
-						require.False(t, sh.SequenceNumberRange.EndingSequenceNumber.Less(r.SequenceNumber), "%s holds %s after its end %s", sh.ShardID, r.SequenceNumber, sh.SequenceNumberRange.EndingSequenceNumber)
-					}
-				}
-				if len(page.Records) == 0 {
-					break
-				}
-				it = page.NextShardIterator
-			}
-			stored[sh.ShardID] = ids
-		}
+		stored := storedRecords(t, b)
 		total := 0
 		for _, ids := range stored {
 			total += len(ids)
@@ -347,7 +325,7 @@ func TestShardedPutRacingReshards(t *testing.T) {
 		for _, r := range acked {
 			require.True(t, stored[r.ShardID][r.SequenceNumber], "acknowledged %s in %s is not there", r.SequenceNumber, r.ShardID)
 		}
-		t.Logf("%d puts across %d shards", len(acked), len(shards))
+		t.Logf("%d puts across %d shards", len(acked), len(stored))
 	})
 }
 
@@ -691,4 +669,35 @@ func TestShardedRetention(t *testing.T) {
 		require.Len(t, got, 1)
 		require.Equal(t, late.SequenceNumber, got[0].SequenceNumber)
 	})
+}
+
+// storedRecords reads every shard of s from its trim horizon and returns
+// the sequence numbers it holds, by shard; it fails the test when a
+// CLOSED shard holds a record after its ending sequence number.
+func storedRecords(t *testing.T, s *xredis.Sharded) map[string]map[xstream.ID]bool {
+	t.Helper()
+	shards, err := s.ListShards(bg(), xstream.ShardFilter{})
+	require.NoError(t, err)
+	stored := map[string]map[xstream.ID]bool{}
+	for _, sh := range shards {
+		it, err := s.GetShardIterator(bg(), sh.ShardID, xstream.IteratorArgs{Type: xstream.TrimHorizon})
+		require.NoError(t, err)
+		ids := map[xstream.ID]bool{}
+		for it != "" {
+			page, err := s.GetRecords(bg(), it, 0)
+			require.NoError(t, err)
+			for _, r := range page.Records {
+				ids[r.SequenceNumber] = true
+				if sh.State == xstream.ShardClosed {
+					require.False(t, sh.SequenceNumberRange.EndingSequenceNumber.Less(r.SequenceNumber), "%s holds %s after its end %s", sh.ShardID, r.SequenceNumber, sh.SequenceNumberRange.EndingSequenceNumber)
+				}
+			}
+			if len(page.Records) == 0 {
+				break
+			}
+			it = page.NextShardIterator
+		}
+		stored[sh.ShardID] = ids
+	}
+	return stored
 }
