@@ -191,9 +191,11 @@
 //     each shard's stream, listed in "xs:{name}:groups"; ReadGroup reads
 //     a child only once its parents are drained (delivered, and with
 //     StrictOrder acknowledged), checked on the parents' streams, so
-//     consumers on any engines share the group. A blocked ReadGroup waits
-//     by blocking reads of 100 ms at most, so that a reshard or an Ack
-//     that frees a child is seen within that time.
+//     consumers on any engines share the group. ReadGroup delivers at
+//     most Count records, starting at another shard each call. A blocked
+//     ReadGroup waits by blocking XREADs of 100 ms at most on its shards
+//     and the stream's events: a put or a reshard wakes it at once, an
+//     Ack of another process that frees a child within that time.
 //
 //   - Retention: an engine trims every live shard by MINID at its
 //     clock's now minus the retention (stream IDs are arrival

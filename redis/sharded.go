@@ -33,8 +33,9 @@ type Sharded struct {
 	calls   atomic.Uint64 // numbers its reshard calls
 	cached  atomic.Pointer[shardMap]
 
-	groupStates sync.Map     // group name: *groupState
-	nextExpire  atomic.Int64 // when (ms) the next retention pass is due
+	groupStates sync.Map      // group name: *groupState
+	nextExpire  atomic.Int64  // when (ms) the next retention pass is due
+	rr          atomic.Uint64 // rotates the first shard of a group read
 }
 
 var _ xstream.ShardedEngine = (*Sharded)(nil)

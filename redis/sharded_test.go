@@ -701,3 +701,41 @@ func storedRecords(t *testing.T, s *xredis.Sharded) map[string]map[xstream.ID]bo
 	}
 	return stored
 }
+
+// TestShardedGroupCount: ReadGroup delivers at most Count records,
+// whichever shards hold them.
+func TestShardedGroupCount(t *testing.T) {
+	eachShardedKind(t, func(t *testing.T, kind string) {
+		s, _ := newSharded(t, kind, xstream.ShardedArgs{Shards: 3})
+		require.NoError(t, s.CreateGroup(bg(), "g", xstream.ShardGroupOptions{}))
+		last := "340282366920938463463374607431768211455"
+		for range 3 { // whichever shard a read starts at, it finds the record
+			_, err := s.Put(bg(), "k", xstream.PutArgs{ExplicitHashKey: last}, xstream.Fields("n", "0")...)
+			require.NoError(t, err)
+			got, err := s.ReadGroup(bg(), "g", "c", xstream.ReadGroupArgs{Count: 1})
+			require.NoError(t, err)
+			require.Len(t, got, 1)
+			require.Equal(t, "shardId-000000000002", got[0].ShardID)
+			n, err := s.Ack(bg(), "g", xstream.RecordRef{ShardID: got[0].ShardID, SequenceNumber: got[0].SequenceNumber})
+			require.NoError(t, err)
+			require.Equal(t, int64(1), n)
+		}
+		for _, hk := range []string{"0", "170141183460469231731687303715884105728", last} {
+			_, err := s.Put(bg(), "k", xstream.PutArgs{ExplicitHashKey: hk}, xstream.Fields("n", "1")...)
+			require.NoError(t, err)
+		}
+		got, err := s.ReadGroup(bg(), "g", "c", xstream.ReadGroupArgs{Count: 2})
+		require.NoError(t, err)
+		require.Len(t, got, 2)
+		got, err = s.ReadGroup(bg(), "g", "c", xstream.ReadGroupArgs{Count: 2})
+		require.NoError(t, err)
+		require.Len(t, got, 1)
+		pend, err := s.Pending(bg(), "g")
+		require.NoError(t, err)
+		total := int64(0)
+		for _, p := range pend {
+			total += p.Count
+		}
+		require.Equal(t, int64(3), total, "every delivered record is pending, none more")
+	})
+}

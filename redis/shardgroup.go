@@ -185,11 +185,12 @@ func (s *Sharded) groupEligible(ctx context.Context, m *shardMap, name string, s
 // ReadGroup delivers new records to consumer of group name, at most
 // args.Count (0: no cap) spread over the shards it may read, parents
 // before children, as xstream.ShardedStream.ReadGroup does. When there is
-// none and args.Block is not 0 it waits, by blocking reads of at most
-// 100 ms on the shards it may read (so that a reshard or an Ack that
-// frees a child is seen within that time), for args.Block (then no
-// records and no error) or for ctx (then ctx.Err()). It fails with
-// ErrNoGroup or ErrInvalidArgument.
+// none and args.Block is not 0 it waits, by blocking XREADs of at most
+// 100 ms on the shards it may read and on the stream's events (so that an
+// Ack of another process that frees a child is seen within that time, a
+// put or a reshard at once), for args.Block (then no records and no
+// error) or for ctx (then ctx.Err()). It fails with ErrNoGroup or
+// ErrInvalidArgument.
 func (s *Sharded) ReadGroup(ctx context.Context, group, consumer string, args xstream.ReadGroupArgs) ([]xstream.Record, error) {
 	if args.Count < 0 {
 		return nil, errorf(xstream.ErrInvalidArgument, "count must be >= 0, got %d", args.Count)
@@ -203,6 +204,10 @@ func (s *Sharded) ReadGroup(ctx context.Context, group, consumer string, args xs
 	if args.Block > 0 {
 		deadline = time.Now().Add(args.Block)
 	}
+	count := args.Count
+	if count == 0 {
+		count = math.MaxInt
+	}
 	for {
 		m, err := s.settled(ctx)
 		if err != nil {
@@ -215,57 +220,63 @@ func (s *Sharded) ReadGroup(ctx context.Context, group, consumer string, args xs
 		if err := s.makeGroups(ctx, group, elig); err != nil {
 			return nil, err
 		}
-		count := args.Count
-		if count == 0 {
-			count = math.MaxInt
+		out, err := s.readGroupPass(ctx, group, consumer, elig, count, args.NoAck)
+		if err != nil || len(out) > 0 || args.Block == 0 {
+			return out, err
 		}
-		block := time.Duration(0)
-		if args.Block != 0 {
-			block = groupSlice
-			if !deadline.IsZero() {
-				if left := time.Until(deadline); left < block {
-					block = max(left, time.Millisecond)
-				}
-			}
-		}
-		if len(elig) == 0 { // no shard to read: wait for a reshard
-			if args.Block == 0 {
+		block := groupSlice
+		if !deadline.IsZero() {
+			left := time.Until(deadline)
+			if left <= 0 {
 				return nil, nil
 			}
-			if _, err := s.e.Read(ctx, xstream.ReadArgs{Count: 1, Block: block}, s.events, "$"); err != nil {
-				return nil, err
-			}
-			if !deadline.IsZero() && !time.Now().Before(deadline) {
-				return nil, nil
-			}
-			continue
+			block = min(block, left)
 		}
-		if len(elig) > count {
-			elig = elig[:count]
-		}
-		per := 0
-		if count != math.MaxInt {
-			per = max(1, count/len(elig))
-		}
-		streams := make([]string, 0, 2*len(elig))
+		// Wait for an entry in a shard it may read, or a reshard, without
+		// delivering: the next pass delivers, within the count.
+		streams := []string{s.events, "$"}
 		for _, n := range elig {
-			streams = append(streams, s.streamKey(n), ">")
+			streams = append(streams, s.streamKey(n), "$")
 		}
-		got, err := s.e.ReadGroup(ctx, group, consumer, xstream.ReadGroupArgs{Count: per, Block: block, NoAck: args.NoAck}, streams...)
-		if err != nil {
-			return nil, err
-		}
-		var out []xstream.Record
-		for _, se := range got {
-			out = appendRecords(out, s.shardOf(se.Stream, elig), se.Entries)
-		}
-		if len(out) > 0 || args.Block == 0 || (!deadline.IsZero() && !time.Now().Before(deadline)) {
-			return out, nil
-		}
-		if err := ctx.Err(); err != nil {
+		if _, err := s.e.Read(ctx, xstream.ReadArgs{Count: 1, Block: block}, streams...); err != nil {
 			return nil, err
 		}
 	}
+}
+
+// readGroupPass delivers up to count new records of the eligible shards
+// without waiting, starting at a different shard each time: it reads the
+// shards in chunks small enough that no chunk exceeds what is left of
+// count (one XREADGROUP per slot each).
+func (s *Sharded) readGroupPass(ctx context.Context, group, consumer string, elig []int, count int, noAck bool) ([]xstream.Record, error) {
+	if len(elig) == 0 {
+		return nil, nil
+	}
+	start := int(s.rr.Add(1) % uint64(len(elig)))
+	order := append(append(make([]int, 0, len(elig)), elig[start:]...), elig[:start]...)
+	var out []xstream.Record
+	for i := 0; i < len(order) && len(out) < count; {
+		k, per := len(order)-i, 0 // no count: every shard at once, no cap
+		if count != math.MaxInt {
+			left := count - len(out)
+			k = min(left, k)
+			per = left / k
+		}
+		chunk := order[i : i+k]
+		i += k
+		streams := make([]string, 0, 2*len(chunk))
+		for _, n := range chunk {
+			streams = append(streams, s.streamKey(n), ">")
+		}
+		got, err := s.e.ReadGroup(ctx, group, consumer, xstream.ReadGroupArgs{Count: per, NoAck: noAck}, streams...)
+		if err != nil {
+			return out, err
+		}
+		for _, se := range got {
+			out = appendRecords(out, s.shardOf(se.Stream, chunk), se.Entries)
+		}
+	}
+	return out, nil
 }
 
 // shardOf returns the number, among shards, of the shard whose stream
