@@ -3,6 +3,7 @@ package xredis_test
 import (
 	"context"
 	"os"
+	"runtime"
 	"strconv"
 	"sync/atomic"
 	"testing"
@@ -64,5 +65,38 @@ func BenchmarkShardedPut(b *testing.B) {
 	} else {
 		b.Run("64/sharded", sharded)
 		b.Run("64/xadd", raw)
+	}
+}
+
+// BenchmarkShardedSplit times SplitShard of a shard holding no record
+// against one holding 1,000,000, in the same run, on the cluster
+// (XREDIS_BENCH_KIND=redis: standalone): a split moves no record, so the
+// two should cost the same. Each iteration makes a stream of one shard
+// and fills it with the timer stopped.
+//
+//	go test -run '^$' -bench BenchmarkShardedSplit -benchtime 3x .
+func BenchmarkShardedSplit(b *testing.B) {
+	e := newEngine(b, benchKind("cluster"))
+	c := e.Client()
+	ctx := context.Background()
+	for _, records := range []int{0, 1_000_000} {
+		b.Run("records="+strconv.Itoa(records), func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				b.StopTimer()
+				s, err := xredis.CreateSharded(ctx, e, shardedName(b), xstream.ShardedArgs{Shards: 1})
+				if err != nil {
+					b.Fatal(err)
+				}
+				fill(b, c, s.StreamKey(0), records)
+				runtime.GC() // not the fill's garbage in the split's time
+				b.StartTimer()
+				if err := s.SplitShard(ctx, "shardId-000000000000", "170141183460469231731687303715884105728"); err != nil {
+					b.Fatal(err)
+				}
+				b.StopTimer()
+				c.Do(ctx, c.B().Del().Key(s.StreamKey(0)).Build())
+				b.StartTimer()
+			}
+		})
 	}
 }
