@@ -20,8 +20,10 @@ import (
 // Cluster, shared by every process that opens it by name: Kinesis-style
 // shards, each its own stream key with a hash tag of its own so that the
 // shards spread over the cluster's slots and nodes, and a shard map in a
-// metadata hash (see CreateSharded for the keys). Its methods are safe
-// for concurrent use, in one process and across processes.
+// metadata hash (the package documentation lists the keys and the steps
+// of a reshard). Its methods are safe for concurrent use, in one process
+// and across processes. Each engine runs retention passes on its own (see
+// ApplyRetention).
 type Sharded struct {
 	e       Engine
 	c       rueidis.Client
