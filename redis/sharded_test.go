@@ -737,5 +737,19 @@ func TestShardedGroupCount(t *testing.T) {
 			total += p.Count
 		}
 		require.Equal(t, int64(3), total, "every delivered record is pending, none more")
+		// A shard made after the group has no Redis group until a read:
+		// nothing is pending there, and claims find nothing.
+		require.NoError(t, s.SplitShard(bg(), "shardId-000000000000", "1000"))
+		r, err := s.Put(bg(), "k", xstream.PutArgs{ExplicitHashKey: "5"}, xstream.Fields("n", "2")...)
+		require.NoError(t, err)
+		claimed, err := s.Claim(bg(), "g", "c2", 0, []xstream.RecordRef{{ShardID: r.ShardID, SequenceNumber: r.SequenceNumber}}, xstream.ClaimArgs{})
+		require.NoError(t, err)
+		require.Empty(t, claimed)
+		ac, err := s.AutoClaim(bg(), "g", "c2", 0, xstream.RecordRef{ShardID: r.ShardID}, xstream.AutoClaimArgs{})
+		require.NoError(t, err)
+		require.Empty(t, ac.Records)
+		n, err := s.Ack(bg(), "g", xstream.RecordRef{ShardID: r.ShardID, SequenceNumber: r.SequenceNumber})
+		require.NoError(t, err)
+		require.Zero(t, n)
 	})
 }

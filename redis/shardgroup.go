@@ -395,6 +395,9 @@ func (s *Sharded) Claim(ctx context.Context, group, consumer string, minIdle tim
 	var out []xstream.Record
 	for _, n := range order {
 		es, err := s.e.Claim(ctx, s.streamKey(n), group, consumer, minIdle, ids[n], args)
+		if errors.Is(err, xstream.ErrNoGroup) {
+			continue // not made on this shard yet: nothing pending there
+		}
 		if err != nil {
 			return out, err
 		}
