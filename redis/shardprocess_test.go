@@ -248,6 +248,62 @@ func TestShardedMultiProcess(t *testing.T) {
 	mu.Unlock()
 	c.Do(bg(), c.B().Del().Key(stop).Build())
 
+	requirePartition(t, s)
+	open, err := s.ListShards(bg(), xstream.ShardFilter{Type: xstream.FilterAtLatest})
+	require.NoError(t, err)
+	stored := 0
+	all := storedRecords(t, s) // no record after its shard's end
+	for _, ids := range all {
+		stored += len(ids)
+	}
+	require.Equal(t, want, stored, "the shards hold every record put, once")
+	t.Logf("%d records by %d producers over %d shards (%d OPEN)", total, procProducers, len(all), len(open))
+}
+
+// TestShardedConcurrentReshards: two engines reshard one stream at once;
+// each call succeeds or fails with ErrResourceInUse, and the OPEN shards
+// always partition the key space.
+func TestShardedConcurrentReshards(t *testing.T) {
+	eachShardedKind(t, func(t *testing.T, kind string) {
+		a, _ := newSharded(t, kind, xstream.ShardedArgs{Shards: 2})
+		b, err := xredis.OpenSharded(bg(), newEngine(t, kind), a.Name())
+		require.NoError(t, err)
+		var wg sync.WaitGroup
+		results := make([][]error, 2)
+		for i, s := range []*xredis.Sharded{a, b} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				rng := rand.New(rand.NewPCG(uint64(i), 1))
+				for range 20 {
+					results[i] = append(results[i], reshardOnce(bg(), s, rng))
+				}
+			}()
+		}
+		wg.Wait()
+		done := 0
+		for _, errs := range results {
+			for _, err := range errs {
+				if err != nil {
+					require.ErrorIs(t, err, xstream.ErrResourceInUse)
+					continue
+				}
+				done++
+			}
+		}
+		require.Positive(t, done)
+		requirePartition(t, a)
+		st, err := b.Status(bg())
+		require.NoError(t, err)
+		require.Equal(t, xstream.StreamActive, st, "no lock left behind")
+		t.Logf("%d of 40 reshards done", done)
+	})
+}
+
+// requirePartition fails the test unless the OPEN shards of s, by
+// starting key, partition the key space.
+func requirePartition(t *testing.T, s *xredis.Sharded) {
+	t.Helper()
 	open, err := s.ListShards(bg(), xstream.ShardFilter{Type: xstream.FilterAtLatest})
 	require.NoError(t, err)
 	sortByStart(open)
@@ -258,11 +314,4 @@ func TestShardedMultiProcess(t *testing.T) {
 		at.Add(at, big.NewInt(1))
 	}
 	require.Zero(t, at.Cmp(new(big.Int).Lsh(big.NewInt(1), 128)))
-	stored := 0
-	all := storedRecords(t, s) // no record after its shard's end
-	for _, ids := range all {
-		stored += len(ids)
-	}
-	require.Equal(t, want, stored, "the shards hold every record put, once")
-	t.Logf("%d records by %d producers over %d shards (%d OPEN)", total, procProducers, len(all), len(open))
 }
