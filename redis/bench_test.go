@@ -22,11 +22,7 @@ import (
 //
 //	go test -run '^$' -bench BenchmarkEngine -benchtime 2s -count 5 ./...
 func BenchmarkEngine(b *testing.B) {
-	kind := os.Getenv("XREDIS_BENCH_KIND")
-	if kind == "" {
-		kind = "redis"
-	}
-	e := newEngine(b, kind)
+	e := newEngine(b, benchKind("redis"))
 	c := e.Client()
 	ctx := context.Background()
 	k := keys(b)
@@ -179,4 +175,13 @@ func fill(b *testing.B, c rueidis.Client, stream string, n int) {
 		}
 		n -= batch
 	}
+}
+
+// benchKind is the server kind a benchmark runs on: XREDIS_BENCH_KIND, or
+// def.
+func benchKind(def string) string {
+	if k := os.Getenv("XREDIS_BENCH_KIND"); k != "" {
+		return k
+	}
+	return def
 }

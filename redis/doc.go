@@ -141,4 +141,76 @@
 // core follows 7.2), and Redis 7.0's XSETID accepts an ID below an entry
 // deleted from the end of the stream (the core refuses it). Remove
 // deletes keys of any type, as DEL does.
+//
+// # The sharded stream across processes
+//
+// CreateSharded and OpenSharded return a Sharded: a Kinesis-style
+// sharded stream (xstream.ShardedEngine) that every process opening it by
+// name shares, on Redis, Valkey or a Redis Cluster (it needs Lua scripts:
+// xstream's server, which has none, refuses it with an error wrapping
+// errors.ErrUnsupported). Each shard is a stream key of its own,
+// "xs:{name:n}", whose hash tag spreads the shards over the cluster's
+// slots, with a state hash "xs:{name:n}:state" in the same slot; the
+// shard map (ranges, states, parents, sequence number ranges) is JSON in
+// the hash "xs:{name}:meta", at an epoch that each reshard step
+// increments. Records are entries whose first field is "pk", the
+// partition key, then the record's fields; sequence numbers are the
+// entries' IDs.
+//
+//   - Put routes by MD5 (xstream.PartitionHashKey) against a cached shard
+//     map and adds with one XADD NOMKSTREAM: the script that closes a
+//     shard sets its stream's last ID to the largest there is, in the
+//     same atomic step as its CLOSED state, so that a put to a shard that
+//     a reshard in another process closed adds nothing; the engine reads
+//     the map again and routes again. So no record lands in a closed
+//     shard, and a record acknowledged is kept, at the cost of a plain
+//     XADD (see BENCHMARKS.md).
+//
+//   - SplitShard, MergeShards and UpdateShardCount hold a lock in the
+//     metadata (another reshard meanwhile, in any process, fails with
+//     xstream.ErrResourceInUse, and Status says UPDATING); each split or
+//     merge is recorded, then done in idempotent parts: close the parents
+//     (the script that sets CLOSED returns the stream's last ID at that
+//     moment as the ending sequence number), create the children (their
+//     streams start above their parents' ending sequence numbers, so that
+//     sequence numbers grow from parent to child), publish the new map by
+//     a compare-and-set on the epoch. Any process that finds a step
+//     recorded completes it: a reshard once the lock's deadline
+//     (WithReshardLease) has passed, OpenSharded, a read of the map, a
+//     refused put. A rescale interrupted midway leaves the stream at a
+//     shard count between the two, every hash key owned by one OPEN shard.
+//     The rules are the core's, with the stricter ones of Kinesis: a
+//     split key must lie above start+1 and below end, and the adjacent
+//     shard of a merge must come after the first.
+//
+//   - GetShardIterator and GetRecords work as in the core, with
+//     iterators as opaque strings naming the stream, the shard and the
+//     position; ChildShards at a CLOSED shard's end. NewReader is the
+//     parent-before-child reader, its checkpoints on the client side.
+//
+//   - ListShards takes every filter type; times (the trim horizon,
+//     creation and closing of shards, MillisBehindLatest, lock
+//     deadlines) are on the engine's clock (WithShardClock).
+//
+//   - The sharded consumer groups: a Redis group of the same name on
+//     each shard's stream, listed in "xs:{name}:groups"; ReadGroup reads
+//     a child only once its parents are drained (delivered, and with
+//     StrictOrder acknowledged), checked on the parents' streams, so
+//     consumers on any engines share the group. ReadGroup delivers at
+//     most Count records, starting at another shard each call. A blocked
+//     ReadGroup waits by blocking XREADs of 100 ms at most on its shards
+//     and the stream's events: a put or a reshard wakes it at once, an
+//     Ack of another process that frees a child within that time.
+//
+//   - Retention: an engine trims every live shard by MINID at its
+//     clock's now minus the retention (stream IDs are arrival
+//     milliseconds) at most once a second, in the call that finds a pass
+//     due (or at ApplyRetention); reads at a trimmed position fail with
+//     xstream.ErrPastTrimHorizon, and a CLOSED shard whose records are
+//     all past the retention becomes EXPIRED (a step under the reshard
+//     lock) and its keys are deleted.
+//
+//   - SaveCheckpoints and LoadCheckpoints keep a reader's checkpoints in
+//     a hash per application, so that a reader of another process resumes
+//     from them.
 package xredis

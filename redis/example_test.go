@@ -2,6 +2,7 @@ package xredis_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log"
 	"time"
@@ -84,4 +85,65 @@ func ExampleNewWithClient() {
 	}
 	id, err := e.Add(ctx, "sensors", xstream.AddArgs{}, xstream.Fields("sensor-id", "1234", "temperature", "19.8")...)
 	fmt.Println(id, err)
+}
+
+// A process creates the sharded stream once; producers, resharders and
+// readers in other processes open it by name (see ExampleOpenSharded).
+func ExampleCreateSharded() {
+	ctx := context.Background()
+	e, err := xredis.Dial(ctx, "127.0.0.1:7000", "127.0.0.1:7001", "127.0.0.1:7002")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer e.Close()
+	s, err := xredis.CreateSharded(ctx, e, "sensors", xstream.ShardedArgs{Shards: 4, Retention: 48 * time.Hour})
+	if errors.Is(err, xstream.ErrResourceInUse) {
+		s, err = xredis.OpenSharded(ctx, e, "sensors") // made by another process
+	}
+	if err != nil {
+		log.Fatal(err)
+	}
+	shards, err := s.ListShards(ctx, xstream.ShardFilter{Type: xstream.FilterAtLatest})
+	fmt.Println(len(shards), err)
+}
+
+// A producer, a resharder and a reader: any of them may run in a process
+// of its own.
+func ExampleOpenSharded() {
+	ctx := context.Background()
+	e, err := xredis.Dial(ctx, "127.0.0.1:7000")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer e.Close()
+	s, err := xredis.OpenSharded(ctx, e, "sensors")
+	if err != nil {
+		log.Fatal(err)
+	}
+	// Produce.
+	res, err := s.Put(ctx, "sensor-1234", xstream.PutArgs{}, xstream.Fields("temperature", "19.8")...)
+	fmt.Println(res.ShardID, res.SequenceNumber, err)
+	// Reshard: refused with ErrResourceInUse while another process does.
+	if err := s.UpdateShardCount(ctx, 8); err != nil && !errors.Is(err, xstream.ErrResourceInUse) {
+		log.Fatal(err)
+	}
+	// Read, parents before children, from the checkpoints of "billing".
+	cps, err := s.LoadCheckpoints(ctx, "billing")
+	if err != nil {
+		log.Fatal(err)
+	}
+	r, err := s.NewReader(ctx, cps...)
+	if err != nil {
+		log.Fatal(err)
+	}
+	recs, err := r.Read(ctx, xstream.ReadArgs{Count: 100, Block: time.Second})
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, rec := range recs {
+		fmt.Println(rec.PartitionKey, rec.Fields) // in put order for each key
+	}
+	if err := s.SaveCheckpoints(ctx, "billing", r.Checkpoints()); err != nil {
+		log.Fatal(err)
+	}
 }

@@ -1,0 +1,317 @@
+package xredis_test
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"math/big"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/xstreamgo/xstream"
+	xredis "github.com/xstreamgo/xstream/redis"
+)
+
+// The multi-process test: producer and resharder processes (this test
+// binary run again, as TestShardedHelperProcess with a role) share one
+// sharded stream on the cluster with a reader in the test's process.
+
+const (
+	procProducers = 3
+	procKeys      = 4 // partition keys per producer
+)
+
+// TestShardedHelperProcess is a role of the multi-process test when
+// XREDIS_SHARDED_ROLE is set; else it does nothing.
+func TestShardedHelperProcess(t *testing.T) {
+	role := os.Getenv("XREDIS_SHARDED_ROLE")
+	if role == "" {
+		return
+	}
+	ctx := context.Background()
+	e, err := xredis.Dial(ctx, strings.Split(os.Getenv("XREDIS_ADDRS"), ",")...)
+	require.NoError(t, err)
+	defer e.Close()
+	var opts []xredis.ShardedOption
+	if role == "resharder" {
+		opts = append(opts, xredis.WithReshardLease(200*time.Millisecond))
+	}
+	if os.Getenv("XREDIS_TAKEOVER") != "" {
+		// A clock an hour ahead sees every lock of the others as expired.
+		opts = append(opts, xredis.WithShardClock(func() time.Time { return time.Now().Add(time.Hour) }))
+	}
+	s, err := xredis.OpenSharded(ctx, e, os.Getenv("XREDIS_STREAM"), opts...)
+	require.NoError(t, err)
+	n, _ := strconv.Atoi(os.Getenv("XREDIS_N"))
+	switch role {
+	case "producer":
+		// Puts until the stop key exists, then prints how many records
+		// each key got.
+		p := os.Getenv("XREDIS_PRODUCER")
+		c := e.Client()
+		i := 0
+		for ; ; i++ {
+			if i%20 == 0 {
+				n, err := c.Do(ctx, c.B().Exists().Key(os.Getenv("XREDIS_STOP")).Build()).AsInt64()
+				require.NoError(t, err)
+				if n > 0 {
+					break
+				}
+			}
+			for k := range procKeys {
+				_, err := s.Put(ctx, "p"+p+"k"+strconv.Itoa(k), xstream.PutArgs{}, xstream.Fields("n", strconv.Itoa(i))...)
+				require.NoError(t, err)
+			}
+		}
+		fmt.Printf("records %d\n", i)
+	case "resharder":
+		rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 7))
+		for i := 0; n < 0 || i < n; {
+			err := reshardOnce(ctx, s, rng)
+			if errors.Is(err, xstream.ErrResourceInUse) {
+				continue
+			}
+			require.NoError(t, err)
+			i++
+			fmt.Printf("reshard %d\n", i)
+		}
+	}
+}
+
+// reshardOnce splits, merges or rescales, at random.
+func reshardOnce(ctx context.Context, s *xredis.Sharded, rng *rand.Rand) error {
+	open, err := s.ListShards(ctx, xstream.ShardFilter{Type: xstream.FilterAtLatest})
+	if err != nil {
+		return err
+	}
+	sortByStart(open)
+	r := rng.IntN(10)
+	switch {
+	case r < 2:
+		lo, hi := (len(open)+1)/2, min(2*len(open), 8)
+		return s.UpdateShardCount(ctx, lo+rng.IntN(hi-lo+1))
+	case (r < 6 && len(open) < 8) || len(open) == 1:
+		sh := open[rng.IntN(len(open))]
+		start, end := toBig(sh.HashKeyRange.StartingHashKey), toBig(sh.HashKeyRange.EndingHashKey)
+		mid := new(big.Int).Rsh(new(big.Int).Add(start, end), 1)
+		return s.SplitShard(ctx, sh.ShardID, mid.String())
+	default:
+		i := rng.IntN(len(open) - 1)
+		return s.MergeShards(ctx, open[i].ShardID, open[i+1].ShardID)
+	}
+}
+
+func toBig(h xstream.HashKey) *big.Int {
+	b := new(big.Int).SetUint64(h.Hi)
+	return b.Lsh(b, 64).Or(b, new(big.Int).SetUint64(h.Lo))
+}
+
+func sortByStart(in []xstream.ShardInfo) {
+	for i := 1; i < len(in); i++ {
+		for j := i; j > 0 && in[j].HashKeyRange.StartingHashKey.Less(in[j-1].HashKeyRange.StartingHashKey); j-- {
+			in[j], in[j-1] = in[j-1], in[j]
+		}
+	}
+}
+
+// helper starts this binary in a role.
+func helper(t *testing.T, addrs []string, stream, role string, env ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestShardedHelperProcess$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "XREDIS_SHARDED_ROLE="+role, "XREDIS_ADDRS="+strings.Join(addrs, ","), "XREDIS_STREAM="+stream)
+	cmd.Env = append(cmd.Env, env...)
+	cmd.Stderr = os.Stderr
+	return cmd
+}
+
+// TestShardedMultiProcess: three producer processes put records with
+// per-key sequence numbers while a resharder process splits, merges and
+// rescales at random (50 reshards), and then a second resharder is
+// killed (SIGKILL) after 10 reshards, midway through whatever it was
+// doing, and a third one takes over (completing what the killed one left)
+// and does 20 more. A parent-before-child reader in this process reads
+// everything meanwhile: no record is lost or read twice, and each key's
+// records come in order. At the end the OPEN shards partition the key
+// space.
+func TestShardedMultiProcess(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	addrs := serverAddrs(t, "cluster")
+	e := newEngine(t, "cluster")
+	name := shardedName(t)
+	s, err := xredis.CreateSharded(bg(), e, name, xstream.ShardedArgs{Shards: 2})
+	require.NoError(t, err)
+
+	stop := "{" + name + "}:stop"
+	var producers []*exec.Cmd
+	var counts []*strings.Builder
+	for p := range procProducers {
+		cmd := helper(t, addrs, name, "producer", "XREDIS_PRODUCER="+strconv.Itoa(p), "XREDIS_STOP="+stop)
+		var out strings.Builder
+		cmd.Stdout = &out
+		require.NoError(t, cmd.Start())
+		producers = append(producers, cmd)
+		counts = append(counts, &out)
+	}
+	runResharder := func(n int, env ...string) *exec.Cmd {
+		return helper(t, addrs, name, "resharder", append(env, "XREDIS_N="+strconv.Itoa(n))...)
+	}
+
+	// The reader.
+	ctx, cancel := context.WithTimeout(bg(), 3*time.Minute)
+	defer cancel()
+	want := -1 // known once the producers stopped
+	next := map[string]int{}
+	readErr := make(chan error, 1)
+	var mu sync.Mutex
+	total := 0
+	go func() {
+		r, err := s.NewReader(ctx)
+		if err != nil {
+			readErr <- err
+			return
+		}
+		for {
+			mu.Lock()
+			done := total == want
+			mu.Unlock()
+			if done {
+				readErr <- nil
+				return
+			}
+			recs, err := r.Read(ctx, xstream.ReadArgs{Count: 100, Block: time.Second})
+			if err != nil {
+				readErr <- err
+				return
+			}
+			mu.Lock()
+			for _, rec := range recs {
+				if got := rec.Fields[0].Value; got != strconv.Itoa(next[rec.PartitionKey]) {
+					mu.Unlock()
+					readErr <- fmt.Errorf("key %s: record %s after %d (shard %s, %s)", rec.PartitionKey, got, next[rec.PartitionKey], rec.ShardID, rec.SequenceNumber)
+					return
+				}
+				next[rec.PartitionKey]++
+				total++
+			}
+			mu.Unlock()
+		}
+	}()
+
+	first := runResharder(50)
+	require.NoError(t, first.Run(), "the first resharder")
+
+	killed := runResharder(-1)
+	out, err := killed.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, killed.Start())
+	lines := bufio.NewScanner(out)
+	for i := 0; i < 10 && lines.Scan(); i++ {
+	}
+	require.NoError(t, killed.Process.Kill())
+	killed.Wait()
+
+	third := runResharder(20, "XREDIS_TAKEOVER=1")
+	require.NoError(t, third.Run(), "the resharder that takes over")
+
+	c := e.Client()
+	require.NoError(t, c.Do(bg(), c.B().Set().Key(stop).Value("1").Build()).Error())
+	perProducer := make([]int, procProducers)
+	for p, cmd := range producers {
+		require.NoError(t, cmd.Wait(), "a producer")
+		_, err := fmt.Sscanf(counts[p].String(), "records %d", &perProducer[p])
+		require.NoError(t, err, "producer output %q", counts[p].String())
+	}
+	mu.Lock()
+	want = 0
+	for _, n := range perProducer {
+		want += n * procKeys
+	}
+	mu.Unlock()
+	require.NoError(t, <-readErr)
+	mu.Lock()
+	require.Equal(t, want, total)
+	for p, n := range perProducer {
+		for k := range procKeys {
+			require.Equal(t, n, next["p"+strconv.Itoa(p)+"k"+strconv.Itoa(k)], "every record of producer %d's key %d read once", p, k)
+		}
+	}
+	mu.Unlock()
+	c.Do(bg(), c.B().Del().Key(stop).Build())
+
+	requirePartition(t, s)
+	open, err := s.ListShards(bg(), xstream.ShardFilter{Type: xstream.FilterAtLatest})
+	require.NoError(t, err)
+	stored := 0
+	all := storedRecords(t, s) // no record after its shard's end
+	for _, ids := range all {
+		stored += len(ids)
+	}
+	require.Equal(t, want, stored, "the shards hold every record put, once")
+	t.Logf("%d records by %d producers over %d shards (%d OPEN)", total, procProducers, len(all), len(open))
+}
+
+// TestShardedConcurrentReshards: two engines reshard one stream at once;
+// each call succeeds or fails with ErrResourceInUse, and the OPEN shards
+// always partition the key space.
+func TestShardedConcurrentReshards(t *testing.T) {
+	eachShardedKind(t, func(t *testing.T, kind string) {
+		a, _ := newSharded(t, kind, xstream.ShardedArgs{Shards: 2})
+		b, err := xredis.OpenSharded(bg(), newEngine(t, kind), a.Name())
+		require.NoError(t, err)
+		var wg sync.WaitGroup
+		results := make([][]error, 2)
+		for i, s := range []*xredis.Sharded{a, b} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				rng := rand.New(rand.NewPCG(uint64(i), 1))
+				for range 20 {
+					results[i] = append(results[i], reshardOnce(bg(), s, rng))
+				}
+			}()
+		}
+		wg.Wait()
+		done := 0
+		for _, errs := range results {
+			for _, err := range errs {
+				if err != nil {
+					require.ErrorIs(t, err, xstream.ErrResourceInUse)
+					continue
+				}
+				done++
+			}
+		}
+		require.Positive(t, done)
+		requirePartition(t, a)
+		st, err := b.Status(bg())
+		require.NoError(t, err)
+		require.Equal(t, xstream.StreamActive, st, "no lock left behind")
+		t.Logf("%d of 40 reshards done", done)
+	})
+}
+
+// requirePartition fails the test unless the OPEN shards of s, by
+// starting key, partition the key space.
+func requirePartition(t *testing.T, s *xredis.Sharded) {
+	t.Helper()
+	open, err := s.ListShards(bg(), xstream.ShardFilter{Type: xstream.FilterAtLatest})
+	require.NoError(t, err)
+	sortByStart(open)
+	at := new(big.Int)
+	for _, sh := range open {
+		require.Zero(t, toBig(sh.HashKeyRange.StartingHashKey).Cmp(at), "a gap before %s", sh.ShardID)
+		at = toBig(sh.HashKeyRange.EndingHashKey)
+		at.Add(at, big.NewInt(1))
+	}
+	require.Zero(t, at.Cmp(new(big.Int).Lsh(big.NewInt(1), 128)))
+}
