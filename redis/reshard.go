@@ -288,7 +288,7 @@ func (s *Sharded) MergeShards(ctx context.Context, shardID, adjacentShardID stri
 			return errorf(xstream.ErrInvalidArgument, "cannot merge shard %s with itself", shardID)
 		}
 		ra, rb := m.doc.Shards[a], m.doc.Shards[b]
-		if ra.End == xstream.MaxHashKey || hkAdd(ra.End, 1) != rb.Start {
+		if ra.End == xstream.MaxHashKey() || hkAdd(ra.End, 1) != rb.Start {
 			return errorf(xstream.ErrInvalidArgument, "shard %s (%s-%s) is not adjacent to shard %s (%s-%s): its range must start right after",
 				adjacentShardID, rb.Start, rb.End, shardID, ra.Start, ra.End)
 		}
@@ -340,7 +340,7 @@ func (s *Sharded) UpdateShardCount(ctx context.Context, target int) error {
 			for {
 				n := m.route(fromBig(k))
 				end := m.doc.Shards[n].End
-				if end == xstream.MaxHashKey {
+				if end == xstream.MaxHashKey() {
 					break
 				}
 				next := hkAdd(end, 1)
