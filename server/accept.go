@@ -67,3 +67,23 @@ func (s *Server) fitMaxClientsTo(limit uint64, open int) {
 		"max_clients", fit, "asked", s.opts.MaxClients, "rlimit_nofile", limit, "open_files", open, "reserve", fdReserve)
 	s.opts.MaxClients = fit
 }
+
+// logRefused logs the clients refused because MaxClients were connected,
+// at most once a second, with how many were refused since the last
+// record.
+func (s *Server) logRefused() {
+	n := s.refused.Add(1)
+	now := time.Now().UnixMilli()
+	last := s.refusedLogged.Load()
+	if now-last < 1000 || !s.refusedLogged.CompareAndSwap(last, now) {
+		return
+	}
+	s.refused.Add(-n)
+	s.opts.Logger.Warn("xstream server: clients refused, MaxClients are connected", "refused", n, "max_clients", s.maxClientsNow())
+}
+
+func (s *Server) maxClientsNow() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.opts.MaxClients
+}

@@ -131,6 +131,8 @@ type Server struct {
 	faults faults // set by SetError, FailNext and FailCommand
 
 	clientMem atomic.Int64  // bytes of the clients' buffers (memory.go)
+
+	refused, refusedLogged atomic.Int64 // clients refused at MaxClients, and ms of the last log of them
 	freed     chan struct{} // a big buffer was dropped (memory.go)
 }
 
@@ -226,6 +228,8 @@ func (s *Server) startLocked(addr string) error {
 		s.wg.Add(1)
 		go s.persist.cron()
 	}
+	s.opts.Logger.Info("xstream server: listening", "addr", ln.Addr().String(), "dir", s.opts.Dir,
+		"max_clients", s.opts.MaxClients, "max_memory", s.opts.MaxMemory, "redis_version", RedisVersion)
 	return nil
 }
 
@@ -340,6 +344,7 @@ func (s *Server) acceptLoop(ln net.Listener) {
 			s.mu.Unlock()
 			nc.Write([]byte("-ERR max number of clients reached\r\n"))
 			nc.Close()
+			s.logRefused()
 			continue
 		}
 		c := newConn(s, nc)
@@ -379,6 +384,7 @@ func (s *Server) shutdownLocked(ctx context.Context) error {
 		s.mu.Unlock()
 		return nil
 	}
+	s.opts.Logger.Info("xstream server: shutting down", "addr", s.Addr(), "clients", len(s.conns))
 	s.closing = true
 	if s.ln != nil {
 		s.ln.Close()
