@@ -130,10 +130,10 @@ type Server struct {
 	clock  clock  // moved by SetTime and FastForward
 	faults faults // set by SetError, FailNext and FailCommand
 
-	clientMem atomic.Int64  // bytes of the clients' buffers (memory.go)
+	clientMem atomic.Int64 // bytes of the clients' buffers (memory.go)
 
-	refused, refusedLogged atomic.Int64 // clients refused at MaxClients, and ms of the last log of them
-	freed     chan struct{} // a big buffer was dropped (memory.go)
+	refused, refusedLogged atomic.Int64  // clients refused at MaxClients, and ms of the last log of them
+	freed                  chan struct{} // a big buffer was dropped (memory.go)
 }
 
 // New returns a Server with the given options, not yet listening.
