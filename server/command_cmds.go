@@ -222,11 +222,11 @@ func (c *conn) keySpec(k keySpec) {
 }
 
 // commandDocs writes a command's COMMAND DOCS entry: its summary, version,
-// group and complexity, and its subcommands'. Redis also gives the
-// arguments and the history of each command; this server does not.
+// group and complexity, its history and arguments (Redis 7.0's, see
+// command_docs.go), and its subcommands'.
 func (c *conn) commandDocs(cmd *command) {
 	s := cmd.spec
-	n := 4
+	n := 4 + docFields(cmd.name)
 	if cmd.subs != nil {
 		n++
 	}
@@ -235,6 +235,7 @@ func (c *conn) commandDocs(cmd *command) {
 		c.bulk(kv[0])
 		c.bulk(kv[1])
 	}
+	c.writeDocs(cmd.name)
 	if cmd.subs == nil {
 		return
 	}
