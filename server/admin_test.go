@@ -35,8 +35,15 @@ func TestDiffAdmin(t *testing.T) {
 			{"TTL", "ttlkey"}, {"PTTL", "ttlkey"}, {"TTL", "nokey"}, {"PTTL", "nokey"}, {"TTL"}, {"TTL", "a", "b"},
 			{"OBJECT", "ENCODING", "ttlkey"}, {"OBJECT", "ENCODING", "nokey"}, {"OBJECT", "ENCODING", "ttlkey", "x"},
 			{"OBJECT", "REFCOUNT", "ttlkey"}, {"OBJECT", "REFCOUNT", "nokey"}, {"OBJECT", "nosuch", "ttlkey"}, {"OBJECT"},
+			{"OBJECT", "FREQ", "ttlkey"}, {"OBJECT", "FREQ", "nokey"},
+			{"MEMORY", "USAGE", "nokey"}, {"MEMORY", "USAGE", "ttlkey", "SAMPLES", "x"}, {"MEMORY", "USAGE", "ttlkey", "BAD"},
+			{"MEMORY", "USAGE", "ttlkey", "SAMPLES"}, {"MEMORY", "USAGE"},
 		} {
 			p.do(args...)
+		}
+		// MEMORY USAGE of a stream is an integer on both (their sizes differ).
+		if w, g := p.real.do(t, "MEMORY", "USAGE", "ttlkey"), p.xs.do(t, "MEMORY", "USAGE", "ttlkey"); w.kind != ':' || g.kind != ':' || g.n <= 0 {
+			t.Errorf("MEMORY USAGE: redis %v, xstream %v", w, g)
 		}
 		// Inside MULTI, WAIT does not block (Redis answers at once).
 		p.do("MULTI")

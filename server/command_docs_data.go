@@ -124,6 +124,17 @@ var commandDocsData = map[string]docSpec{
 			{{key: "name", str: "key"}, {key: "type", str: "key"}, {key: "key_spec_index", num: 0, isNum: true}},
 		},
 	},
+	"memory|usage": {
+		args: [][]docNode{
+			{{key: "name", str: "key"}, {key: "type", str: "key"}, {key: "key_spec_index", num: 0, isNum: true}},
+			{{key: "name", str: "count"}, {key: "type", str: "integer"}, {key: "token", str: "SAMPLES"}, {key: "flags", flags: []string{"optional"}}},
+		},
+	},
+	"object|freq": {
+		args: [][]docNode{
+			{{key: "name", str: "key"}, {key: "type", str: "key"}, {key: "key_spec_index", num: 0, isNum: true}},
+		},
+	},
 	"keys": {
 		args: [][]docNode{
 			{{key: "name", str: "pattern"}, {key: "type", str: "pattern"}},

@@ -71,6 +71,34 @@ func init() {
 			c.null()
 		}
 	})
+	// No LFU policy here (maxmemory-policy is noeviction): OBJECT FREQ
+	// answers as Redis does then.
+	register("object|freq", 3, func(c *conn, args [][]byte) {
+		if _, ok := c.lookupStream(args[2]); ok {
+			c.err("ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.")
+		} else {
+			c.null()
+		}
+	})
+	// MEMORY USAGE key [SAMPLES n]: the bytes of the stream's storage
+	// (xstream.StreamStats.Bytes), its whole, whatever SAMPLES says.
+	register("memory|usage", -3, func(c *conn, args [][]byte) {
+		for i := 3; i < len(args); i++ {
+			if !is(args[i], "samples") || i+1 >= len(args) {
+				c.err(errSyntax)
+				return
+			}
+			i++
+			if _, ok := c.intArg(args[i], ""); !ok {
+				return
+			}
+		}
+		if s, ok := c.lookupStream(args[2]); ok {
+			c.int(s.Stats().Bytes)
+		} else {
+			c.null()
+		}
+	})
 	register("keys", 2, func(c *conn, args [][]byte) {
 		keys := c.matchKeys(string(args[1]))
 		c.array(len(keys))

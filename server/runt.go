@@ -1,6 +1,9 @@
 package server
 
-import "testing"
+import (
+	"log/slog"
+	"testing"
+)
 
 // RunT starts a Server with default options on a free loopback port for
 // the test t, and closes it when the test ends (t.Cleanup). It fails the
@@ -34,6 +37,11 @@ func RunT(t testing.TB) *Server {
 // TestKillRecovery in this package for such a test.
 func RunTWith(t testing.TB, opts Options) *Server {
 	t.Helper()
+	if opts.Logger == nil {
+		// The server's log goes with the test's output (shown when it
+		// fails or with -v), not to the process's stderr.
+		opts.Logger = slog.New(slog.NewTextHandler(t.Output(), nil))
+	}
 	s := New(opts)
 	if err := s.Start(); err != nil {
 		t.Fatalf("xstream server: %v", err)
