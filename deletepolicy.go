@@ -94,10 +94,20 @@ func (s *Stream) DeleteEx(policy DeletePolicy, ids ...string) ([]DeleteResult, e
 	if err != nil {
 		return nil, err
 	}
+	return s.DeleteExIDs(policy, parsed...)
+}
+
+// DeleteExIDs is DeleteEx for IDs already parsed: it saves formatting and
+// parsing them. It fails, deleting nothing, with ErrInvalidArgument for an
+// unknown policy. O(log N + G log P) per ID for G groups.
+func (s *Stream) DeleteExIDs(policy DeletePolicy, ids ...ID) ([]DeleteResult, error) {
+	if err := policy.check(); err != nil {
+		return nil, err
+	}
 	s.mu.Lock()
 	defer s.unlock()
-	out := make([]DeleteResult, len(parsed))
-	for i, id := range parsed {
+	out := make([]DeleteResult, len(ids))
+	for i, id := range ids {
 		switch allowed, found := s.deleteByPolicyLocked(id, policy); {
 		case !allowed:
 			out[i] = DeleteReferenced
@@ -126,14 +136,25 @@ func (s *Stream) AckDel(group string, policy DeletePolicy, ids ...string) ([]Del
 	if err != nil {
 		return nil, err
 	}
+	return s.AckDelIDs(group, policy, parsed...)
+}
+
+// AckDelIDs is AckDel for IDs already parsed, such as those of entries
+// ReadGroup returned: it saves formatting and parsing them. It fails,
+// changing nothing, with ErrNoGroup or ErrInvalidArgument (an unknown
+// policy). O(log N + G log P) per ID.
+func (s *Stream) AckDelIDs(group string, policy DeletePolicy, ids ...ID) ([]DeleteResult, error) {
+	if err := policy.check(); err != nil {
+		return nil, err
+	}
 	s.mu.Lock()
 	defer s.unlock()
 	g, err := s.groupLocked(group)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]DeleteResult, len(parsed))
-	for i, id := range parsed {
+	out := make([]DeleteResult, len(ids))
+	for i, id := range ids {
 		if !s.ackLocked(g, id) {
 			out[i] = DeleteNotFound
 			continue

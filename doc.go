@@ -81,11 +81,13 @@
 //
 //	s.CreateGroup("workers", "0", xstream.GroupOptions{})
 //	es, err := s.ReadGroup(ctx, "workers", "alice", ">", xstream.ReadGroupArgs{Count: 10, Block: time.Second})
-//	n, err := s.Ack("workers", es[0].ID.String())
+//	n, err := s.AckIDs("workers", es[0].ID) // or Ack("workers", "1-0"), with strings
 //	res, err := s.AutoClaim("workers", "reaper", time.Minute, "0-0", xstream.AutoClaimArgs{})
 //
 // Pending, PendingRange, Claim, Nack, AckDel, DeleteEx, Groups and
-// Consumers complete the set; MoveDeadLetters moves entries delivered too
+// Consumers complete the set (each operation on a list of IDs has an
+// ID-typed form beside its string one: AckIDs, ClaimIDs, NackIDs,
+// AckDelIDs, DeleteIDs, DeleteExIDs); MoveDeadLetters moves entries delivered too
 // often to a dead-letter stream. PEL operations are O(log P) in the number
 // of pending entries.
 //

@@ -56,6 +56,17 @@ func ExampleStream_Ack() {
 	// pending 1 from 3-0 to 3-0 [{alice 1}]
 }
 
+func ExampleStream_AckIDs() {
+	now := time.UnixMilli(1_700_000_000_000)
+	s := exampleJobs(&now)
+	es, _ := s.ReadGroup(context.Background(), "workers", "alice", ">", xstream.ReadGroupArgs{})
+	// The IDs a read returned go back as they are, with no formatting.
+	n, _ := s.AckIDs("workers", es[0].ID, es[2].ID)
+	fmt.Println("acknowledged", n)
+	// Output:
+	// acknowledged 2
+}
+
 func ExampleStream_PendingRange() {
 	now := time.UnixMilli(1_700_000_000_000)
 	s := exampleJobs(&now)
@@ -82,6 +93,26 @@ func ExampleStream_Claim() {
 	// Output:
 	// bob claimed 1-0 resize
 	// bob 2
+}
+
+func ExampleStream_ClaimIDs() {
+	now := time.UnixMilli(1_700_000_000_000)
+	s := exampleJobs(&now)
+	s.ReadGroup(context.Background(), "workers", "alice", ">", xstream.ReadGroupArgs{})
+	now = now.Add(time.Minute) // alice went quiet
+	// bob claims what PendingRange lists, by the IDs it returned.
+	rows, _ := s.PendingRange("workers", xstream.PendingArgs{Count: 2})
+	ids := make([]xstream.ID, len(rows))
+	for i, r := range rows {
+		ids[i] = r.ID
+	}
+	es, _ := s.ClaimIDs("workers", "bob", 30*time.Second, ids, xstream.ClaimArgs{JustID: true})
+	for _, e := range es {
+		fmt.Println("bob claimed", e.ID)
+	}
+	// Output:
+	// bob claimed 1-0
+	// bob claimed 2-0
 }
 
 func ExampleStream_AutoClaim() {

@@ -37,9 +37,7 @@ func (s *Stream) Ack(group string, ids ...string) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	s.mu.Lock()
-	defer s.unlock()
-	return s.ackIDsLocked(group, parsed)
+	return s.AckIDs(group, parsed...)
 }
 
 // AckIDs is Ack for IDs already parsed, such as those of entries that
@@ -274,14 +272,34 @@ func claimCount(count int64, retry *int64, justID bool) int64 {
 // ErrNoGroup, ErrInvalidID or ErrInvalidArgument (a negative duration or
 // count, no IDs, or both Idle and Time). O(log P + log N) per ID.
 func (s *Stream) Claim(group, consumer string, minIdle time.Duration, ids []string, args ClaimArgs) ([]Entry, error) {
-	if err := checkDuration("min idle", minIdle); err != nil {
+	if err := checkClaimList(minIdle, len(ids)); err != nil {
 		return nil, err
-	}
-	if len(ids) == 0 {
-		return nil, errorf(ErrInvalidArgument, "Claim needs at least one ID")
 	}
 	parsed, err := parseIDs(ids)
 	if err != nil {
+		return nil, err
+	}
+	return s.ClaimIDs(group, consumer, minIdle, parsed, args)
+}
+
+// checkClaimList checks what Claim checks before it parses its IDs.
+func checkClaimList(minIdle time.Duration, n int) error {
+	if err := checkDuration("min idle", minIdle); err != nil {
+		return err
+	}
+	if n == 0 {
+		return errorf(ErrInvalidArgument, "Claim needs at least one ID")
+	}
+	return nil
+}
+
+// ClaimIDs is Claim for IDs already parsed, such as those of entries
+// PendingRange returned: it saves formatting and parsing them. It fails,
+// changing nothing, with ErrNoGroup, ErrInvalidID (a bad args.LastID) or
+// ErrInvalidArgument (a negative duration or count, no IDs, or both Idle
+// and Time). O(log P + log N) per ID.
+func (s *Stream) ClaimIDs(group, consumer string, minIdle time.Duration, ids []ID, args ClaimArgs) ([]Entry, error) {
+	if err := checkClaimList(minIdle, len(ids)); err != nil {
 		return nil, err
 	}
 	if err := checkDuration("Idle", args.Idle); err != nil {
@@ -295,6 +313,7 @@ func (s *Stream) Claim(group, consumer string, minIdle time.Duration, ids []stri
 	}
 	var lastID ID
 	if args.LastID != "" {
+		var err error
 		if lastID, err = ParseID(args.LastID); err != nil {
 			return nil, err
 		}
@@ -323,7 +342,7 @@ func (s *Stream) Claim(group, consumer string, minIdle time.Duration, ids []stri
 	col := getCollector()
 	defer putCollector(col)
 	claimed := false
-	for _, id := range parsed {
+	for _, id := range ids {
 		rec, pending := g.pendingLocked(id)
 		b, flags, body, ok := s.entryLocked(id)
 		if !ok {
@@ -532,14 +551,33 @@ type NackArgs struct {
 // changing nothing, with ErrNoGroup, ErrInvalidID or ErrInvalidArgument
 // (unknown mode, negative RetryCount). O(log P) per ID.
 func (s *Stream) Nack(group string, mode NackMode, ids []string, args NackArgs) (int64, error) {
-	if mode < NackSilent || mode > NackFatal {
-		return 0, errorf(ErrInvalidArgument, "unknown NackMode %d", mode)
-	}
-	if args.RetryCount != nil && *args.RetryCount < 0 {
-		return 0, errorf(ErrInvalidArgument, "RetryCount must be >= 0, got %d", *args.RetryCount)
+	if err := checkNack(mode, args); err != nil {
+		return 0, err
 	}
 	parsed, err := parseIDs(ids)
 	if err != nil {
+		return 0, err
+	}
+	return s.NackIDs(group, mode, parsed, args)
+}
+
+// checkNack checks what Nack checks before it parses its IDs.
+func checkNack(mode NackMode, args NackArgs) error {
+	if mode < NackSilent || mode > NackFatal {
+		return errorf(ErrInvalidArgument, "unknown NackMode %d", mode)
+	}
+	if args.RetryCount != nil && *args.RetryCount < 0 {
+		return errorf(ErrInvalidArgument, "RetryCount must be >= 0, got %d", *args.RetryCount)
+	}
+	return nil
+}
+
+// NackIDs is Nack for IDs already parsed, such as those of entries
+// ReadGroup returned: it saves formatting and parsing them. It fails,
+// changing nothing, with ErrNoGroup or ErrInvalidArgument (unknown mode,
+// negative RetryCount). O(log P) per ID.
+func (s *Stream) NackIDs(group string, mode NackMode, ids []ID, args NackArgs) (int64, error) {
+	if err := checkNack(mode, args); err != nil {
 		return 0, err
 	}
 	s.mu.Lock()
@@ -549,7 +587,7 @@ func (s *Stream) Nack(group string, mode NackMode, ids []string, args NackArgs) 
 		return 0, err
 	}
 	var n int64
-	for _, id := range parsed {
+	for _, id := range ids {
 		rec, pending := g.pendingLocked(id)
 		switch {
 		case pending:

@@ -183,3 +183,47 @@ func BenchmarkShardReader(b *testing.B) {
 	}
 	b.ReportMetric(float64(read)/b.Elapsed().Seconds(), "records/s")
 }
+
+// BenchmarkShardedClaim claims 10 records of a two-shard stream, turn by
+// turn for two consumers, so that each call moves all ten.
+//
+//	go test -run '^$' -bench BenchmarkShardedClaim -benchmem
+func BenchmarkShardedClaim(b *testing.B) {
+	ss, err := NewShardedStream(ShardedArgs{Shards: 2})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := range 10 {
+		if _, err := ss.Put("key-"+strconv.Itoa(i), PutArgs{}, Field{"n", strconv.Itoa(i)}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := ss.CreateGroup("g", ShardGroupOptions{}); err != nil {
+		b.Fatal(err)
+	}
+	var refs []RecordRef
+	for {
+		rs, err := ss.ReadGroup(context.Background(), "g", "a", ReadGroupArgs{Count: 10})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(rs) == 0 {
+			break
+		}
+		for _, r := range rs {
+			refs = append(refs, RecordRef{ShardID: r.ShardID, SequenceNumber: r.SequenceNumber})
+		}
+	}
+	if len(refs) != 10 {
+		b.Fatal(len(refs), "records pending")
+	}
+	consumers := []string{"b", "a"}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		rs, err := ss.Claim("g", consumers[i%2], 0, refs, ClaimArgs{JustID: true})
+		if err != nil || len(rs) != 10 {
+			b.Fatal(len(rs), err)
+		}
+	}
+}

@@ -285,11 +285,7 @@ func (ss *ShardedStream) Claim(group, consumer string, minIdle time.Duration, re
 	}
 	var out []Record
 	for _, sh := range order {
-		ids := make([]string, len(m[sh]))
-		for i, id := range m[sh] {
-			ids[i] = id.String()
-		}
-		es, err := sh.s.Claim(group, consumer, minIdle, ids, args)
+		es, err := sh.s.ClaimIDs(group, consumer, minIdle, m[sh], args)
 		if err != nil {
 			return out, err
 		}

@@ -141,10 +141,17 @@ func (s *Stream) Delete(ids ...string) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
+	return s.DeleteIDs(parsed...)
+}
+
+// DeleteIDs is Delete for IDs already parsed, such as those of entries a
+// read returned: it saves formatting and parsing them. It never fails;
+// the error is there to match Delete. O(log N) per ID.
+func (s *Stream) DeleteIDs(ids ...ID) (int64, error) {
 	s.mu.Lock()
 	defer s.unlock()
 	var deleted int64
-	for _, id := range parsed {
+	for _, id := range ids {
 		if s.deleteEntryLocked(id) {
 			deleted++
 		}

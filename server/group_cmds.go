@@ -206,7 +206,7 @@ func xack(c *conn, args [][]byte) {
 	if !ok {
 		return
 	}
-	n, err := s.Ack(string(args[2]), ids...)
+	n, err := s.AckIDs(string(args[2]), ids...)
 	if err != nil {
 		c.err("ERR " + err.Error())
 		return
@@ -230,7 +230,7 @@ func xackdel(c *conn, args [][]byte) {
 	if !ok {
 		return
 	}
-	res, err := s.AckDel(string(args[2]), policy, ids...)
+	res, err := s.AckDelIDs(string(args[2]), policy, ids...)
 	if err != nil {
 		c.err("ERR " + err.Error())
 		return
@@ -318,7 +318,7 @@ func xnack(c *conn, args [][]byte) {
 	if !ok {
 		return
 	}
-	got, err := s.Nack(string(args[2]), mode, ids, opts)
+	got, err := s.NackIDs(string(args[2]), mode, ids, opts)
 	if err != nil {
 		c.err("ERR " + err.Error())
 		return
@@ -465,13 +465,13 @@ func xclaim(c *conn, args [][]byte) {
 		return
 	}
 	j := 5
-	var ids []string
+	var ids []xstream.ID
 	for ; j < len(args); j++ {
 		id, ok := parseStrictID(args[j])
 		if !ok {
 			break
 		}
-		ids = append(ids, id.String())
+		ids = append(ids, id)
 	}
 	var opts xstream.ClaimArgs
 	for ; j < len(args); j++ {
@@ -523,10 +523,10 @@ func xclaim(c *conn, args [][]byte) {
 		}
 	}
 	if len(ids) == 0 {
-		ids = []string{"0-0"} // never an entry: claims nothing, still applies LASTID
+		ids = []xstream.ID{{}} // 0-0, never an entry: claims nothing, still applies LASTID
 	}
 	consumer := string(args[3])
-	es, err := s.Claim(group, consumer, time.Duration(max(minIdle, 0))*time.Millisecond, ids, opts)
+	es, err := s.ClaimIDs(group, consumer, time.Duration(max(minIdle, 0))*time.Millisecond, ids, opts)
 	if err != nil {
 		c.err("ERR " + err.Error())
 		return

@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"net"
 	"strconv"
@@ -26,6 +27,12 @@ func BenchmarkServe(b *testing.B) {
 			s.Add(xstream.AddArgs{ID: strconv.Itoa(i) + "-0"}, xstream.Fields("sensor-id", "1234", "temperature", "19.8")...)
 		}
 	}
+	pendingTen := func(srv *Server) {
+		fill(srv)
+		s, _ := srv.DB(0).Lookup("bench")
+		s.CreateGroup("g", "0", xstream.GroupOptions{})
+		s.ReadGroup(context.Background(), "g", "c", ">", xstream.ReadGroupArgs{Count: 10})
+	}
 	cases := []struct {
 		name  string
 		req   string
@@ -38,6 +45,12 @@ func BenchmarkServe(b *testing.B) {
 			s, _ := srv.DB(0).Lookup("bench")
 			s.CreateGroup("g", "0", xstream.GroupOptions{})
 		}},
+		// Ten IDs each: the first XACK finds them pending; later ones
+		// parse and look them up the same way and find nothing (reply 0).
+		{"XACK-10", resp(append([]string{"XACK", "bench", "g"}, benchIDs(10)...)...), pendingTen},
+		// The claim makes the ten pending again for the XACK that follows.
+		{"XCLAIM-10+XACK-10", resp(append(append([]string{"XCLAIM", "bench", "g", "c", "0"}, benchIDs(10)...), "FORCE", "JUSTID")...) +
+			resp(append([]string{"XACK", "bench", "g"}, benchIDs(10)...)...), pendingTen},
 		{"PING", resp("PING"), nil},
 		// A durable server (Dir, everysec): the log is written to the OS
 		// before each batch's replies, here every 64 KiB of requests.
@@ -67,6 +80,15 @@ func BenchmarkServe(b *testing.B) {
 			srv.cancel()
 		})
 	}
+}
+
+// benchIDs returns the IDs 1-0 … n-0.
+func benchIDs(n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = strconv.Itoa(i+1) + "-0"
+	}
+	return out
 }
 
 // serveMemory serves b.N copies of req, read from memory, on one

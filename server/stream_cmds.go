@@ -333,15 +333,15 @@ func xlen(c *conn, args [][]byte) {
 }
 
 // strictIDs parses entry IDs, writing Redis's error on the first bad one.
-func (c *conn) strictIDs(args [][]byte) ([]string, bool) {
-	out := make([]string, len(args))
+func (c *conn) strictIDs(args [][]byte) ([]xstream.ID, bool) {
+	out := make([]xstream.ID, len(args))
 	for i, a := range args {
 		id, ok := parseStrictID(a)
 		if !ok {
 			c.err(errInvalidID)
 			return nil, false
 		}
-		out[i] = id.String()
+		out[i] = id
 	}
 	return out, true
 }
@@ -356,7 +356,7 @@ func xdel(c *conn, args [][]byte) {
 	if !valid {
 		return
 	}
-	n, err := s.Delete(ids...)
+	n, err := s.DeleteIDs(ids...)
 	if err != nil {
 		c.err("ERR " + err.Error())
 		return
@@ -439,7 +439,7 @@ func xdelex(c *conn, args [][]byte) {
 	if !ok {
 		return
 	}
-	res, err := s.DeleteEx(policy, ids...)
+	res, err := s.DeleteExIDs(policy, ids...)
 	if err != nil {
 		c.err("ERR " + err.Error())
 		return
