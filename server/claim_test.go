@@ -1,6 +1,7 @@
 package server
 
 import (
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -16,16 +17,16 @@ import (
 
 // claimClient is a client of a new server whose clock moves only when the
 // test advances it.
-func claimClient(t *testing.T, proto int) (*client, func(time.Duration)) {
+func claimClient(t *testing.T, proto int) (*client, func(time.Duration), string) {
 	var ms atomic.Int64
 	ms.Store(1_700_000_000_000)
 	srv := RunTWith(t, Options{Clock: func() time.Time { return time.UnixMilli(ms.Load()) }})
-	return newClientProto(t, srv.Addr(), proto), func(d time.Duration) { ms.Add(d.Milliseconds()) }
+	return newClientProto(t, srv.Addr(), proto), func(d time.Duration) { ms.Add(d.Milliseconds()) }, srv.Addr()
 }
 
 func TestXReadGroupClaim(t *testing.T) {
 	for _, proto := range []int{2, 3} {
-		c, advance := claimClient(t, proto)
+		c, advance, _ := claimClient(t, proto)
 		fields(t, c, "s", "1-0", "2-0", "3-0")
 		expectRaw(t, c, "+OK|", "XGROUP", "CREATE", "s", "g", "0")
 		head := "*1|*2|$1|s|" // RESP3: a map keyed by stream
@@ -68,7 +69,7 @@ func TestXReadGroupClaim(t *testing.T) {
 }
 
 func TestXReadGroupClaimErrors(t *testing.T) {
-	c, advance := claimClient(t, 2)
+	c, advance, _ := claimClient(t, 2)
 	fields(t, c, "s", "1-0")
 	expectRaw(t, c, "+OK|", "XGROUP", "CREATE", "s", "g", "0")
 	expectRaw(t, c, "*1|*2|$1|s|*1|*2|$3|1-0|*2|$1|f|$1|1|", "XREADGROUP", "GROUP", "g", "alice", "STREAMS", "s", ">")
@@ -88,4 +89,31 @@ func TestXReadGroupClaimErrors(t *testing.T) {
 	// does not exist.
 	expectRaw(t, c, "*1|*4|$3|1-0|$5|alice|:1000|:1|", "XPENDING", "s", "g", "-", "+", "10")
 	expectRaw(t, c, "*0|", "XPENDING", "s", "g", "-", "+", "10", "bob")
+}
+
+// A blocked XREADGROUP with CLAIM is served by a new entry, which it
+// replies with 0 and 0; it is not woken by pending entries that age.
+func TestXReadGroupClaimBlocked(t *testing.T) {
+	c, advance, addr := claimClient(t, 2)
+	fields(t, c, "s", "1-0")
+	expectRaw(t, c, "+OK|", "XGROUP", "CREATE", "s", "g", "0")
+	expectRaw(t, c, "*1|*2|$1|s|*1|*2|$3|1-0|*2|$1|f|$1|1|", "XREADGROUP", "GROUP", "g", "alice", "STREAMS", "s", ">")
+	blocker := newClientProto(t, addr, 2)
+	done := make(chan []byte, 1)
+	go func() {
+		done <- blocker.exchange("XREADGROUP", "GROUP", "g", "bob", "BLOCK", "0", "CLAIM", "60000", "STREAMS", "s", ">")
+	}()
+	for statLines(t, c, "clients")["blocked_clients"] != "1" {
+		select {
+		case r := <-done:
+			t.Fatalf("XREADGROUP ended before an add: %q", r)
+		default:
+		}
+	}
+	advance(time.Hour) // 1-0 is now idle enough, but nothing wakes the reader for it
+	fields(t, c, "s", "2-0")
+	want := "*1|*2|$1|s|*1|*4|$3|2-0|*2|$1|f|$1|2|:0|:0|"
+	if got := string(<-done); got != strings.ReplaceAll(want, "|", "\r\n") {
+		t.Fatalf("got %q, want %q", got, want)
+	}
 }
