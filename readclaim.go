@@ -20,7 +20,7 @@ func (s *Stream) readClaimLocked(l *groupLocks, g *group, c *consumer, args Read
 	minMs := args.ClaimMinIdle.Milliseconds()
 	var cands []claimCandidate
 	g.pel.Ascend(sid(ID{}), sid(MaxID()), func(sk sID, rec *nack) bool {
-		if rec.owner == 0 || now-rec.deliveryMs >= minMs {
+		if rec.owner == 0 || minMs == 0 || now-rec.deliveryMs >= minMs {
 			cands = append(cands, claimCandidate{ID(sk), *rec})
 		}
 		return true

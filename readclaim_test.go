@@ -188,3 +188,18 @@ func TestReadGroupClaimDurable(t *testing.T) {
 	assert.Equal(t, wantDump, dumpDB(t, db))
 	checkDB(t, db)
 }
+
+// ClaimMinIdle 0 takes every pending entry, even one delivered "after"
+// now (the clock went back), as Claim with a min idle of 0 does.
+func TestReadGroupClaimZeroMinIdleClockBack(t *testing.T) {
+	clk := newTestClock(1_700_000_000_000)
+	db := NewDB(WithClock(clk.now))
+	s := jobsStream(t, db, 1, GroupOptions{})
+	readNew(t, s, "alice", 0)
+	clk.set(1_700_000_000_000 - 5000)
+	got, ds := claimRead(t, s, "bob", ReadGroupArgs{})
+	assert.Equal(t, []string{"1-1"}, got)
+	assert.Equal(t, []Delivery{{0, 1}}, ds, "a negative idle time counts as 0")
+	got, _ = claimRead(t, s, "carol", ReadGroupArgs{ClaimMinIdle: time.Millisecond})
+	assert.Empty(t, got, "idle 0 now: not idle enough")
+}

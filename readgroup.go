@@ -201,6 +201,10 @@ func (s *Stream) historyLocked(l *groupLocks, g *group, c *consumer, after ID, c
 // blocked reader at the moment its ctx ends are returned with a nil error:
 // they are in its PEL either way, never lost.
 //
+// With args.Claim, a ">" read first takes over the group's entries idle
+// at least args.ClaimMinIdle (see ReadGroupDeliveries, which also returns
+// what Redis adds to each entry of the reply).
+//
 // With an entry ID, it returns the consumer's own pending entries after
 // that ID (its history), never waits, and returns an empty, non-nil slice
 // when there are none. Each returned entry's delivery count goes up by one
