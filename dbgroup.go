@@ -38,12 +38,29 @@ func (db *DB) CreateGroup(name, group, start string, opts GroupOptions) error {
 // also matches ErrNoStream when the stream is missing) before anything is
 // read. A group destroyed while the call reads the streams before it is
 // skipped: what was read is returned, and is pending in those streams.
+//
+// With args.Claim, each ">" stream is read as Stream.ReadGroupDeliveries
+// does (args.Count applies to each stream, claimed and new entries
+// together); ReadGroupDeliveries returns what it reports of each entry.
 func (db *DB) ReadGroup(ctx context.Context, group, consumer string, args ReadGroupArgs, streamsAndIDs ...string) ([]StreamEntries, error) {
+	out, _, err := db.readGroup(ctx, group, consumer, args, streamsAndIDs)
+	return out, err
+}
+
+// ReadGroupDeliveries is ReadGroup that also returns, for each stream
+// returned, the Delivery of each of its entries when it was read by ">"
+// with args.Claim (see Stream.ReadGroupDeliveries), and nil otherwise.
+func (db *DB) ReadGroupDeliveries(ctx context.Context, group, consumer string, args ReadGroupArgs, streamsAndIDs ...string) ([]StreamEntries, [][]Delivery, error) {
+	return db.readGroup(ctx, group, consumer, args, streamsAndIDs)
+}
+
+// readGroup is ReadGroupDeliveries.
+func (db *DB) readGroup(ctx context.Context, group, consumer string, args ReadGroupArgs, streamsAndIDs []string) ([]StreamEntries, [][]Delivery, error) {
 	if err := args.check(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if len(streamsAndIDs) == 0 || len(streamsAndIDs)%2 != 0 {
-		return nil, errorf(ErrInvalidArgument, "ReadGroup wants stream names and IDs in pairs, got %d strings", len(streamsAndIDs))
+		return nil, nil, errorf(ErrInvalidArgument, "ReadGroup wants stream names and IDs in pairs, got %d strings", len(streamsAndIDs))
 	}
 	n := len(streamsAndIDs) / 2
 	streams := make([]*Stream, n)
@@ -52,7 +69,7 @@ func (db *DB) ReadGroup(ctx context.Context, group, consumer string, args ReadGr
 	for i := range n {
 		p, err := parseGroupReadID(streamsAndIDs[2*i+1])
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		pos[i] = p
 		history = history || p.history
@@ -61,13 +78,13 @@ func (db *DB) ReadGroup(ctx context.Context, group, consumer string, args ReadGr
 		name := streamsAndIDs[2*i]
 		s, ok := db.Lookup(name)
 		if !ok {
-			return nil, errorf(ErrNoGroup, "%w: no stream %q for group %q", ErrNoStream, name, group)
+			return nil, nil, errorf(ErrNoGroup, "%w: no stream %q for group %q", ErrNoStream, name, group)
 		}
 		s.mu.RLock()
 		_, err := s.groupLocked(group)
 		s.runlock()
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		streams[i] = s
 	}
@@ -82,9 +99,10 @@ func (db *DB) ReadGroup(ctx context.Context, group, consumer string, args ReadGr
 	}
 	defer func() { j.settle(last) }()
 	var out []StreamEntries
+	var dels [][]Delivery
 	for i, s := range streams {
 		now := s.nowMs()
-		l := s.lockRead(group, pos[i])
+		l := s.lockRead(group, pos[i], args)
 		g, err := s.groupLocked(group)
 		if err != nil {
 			// Destroyed since the check. Entries already read from
@@ -93,16 +111,19 @@ func (db *DB) ReadGroup(ctx context.Context, group, consumer string, args ReadGr
 			if len(out) > 0 {
 				continue
 			}
-			return nil, err
+			return nil, nil, err
 		}
-		es := s.readGroupLocked(&l, g, consumer, pos[i], args, now)
+		es, ds := s.readGroupLocked(&l, g, consumer, pos[i], args, now)
 		settle(l.unlockDeferred())
 		if es != nil {
 			out = append(out, StreamEntries{Stream: s.name, Entries: es})
+			if args.Claim { // a read without Claim allocates nothing more
+				dels = append(dels, ds)
+			}
 		}
 	}
 	if len(out) > 0 || history || args.Block == 0 {
-		return out, nil
+		return out, dels, nil
 	}
 
 	// Wait. Register on each stream in turn; data that came meanwhile is
@@ -139,14 +160,14 @@ func (db *DB) ReadGroup(ctx context.Context, group, consumer string, args ReadGr
 		s.unlock()
 	}
 	if err := w.await(ctx, args.Block, regs); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if w.err != nil {
-		return nil, w.err
+		return nil, nil, w.err
 	}
 	streams[w.stream].settleServed()
 	if w.entries == nil {
-		return nil, nil
+		return nil, nil, nil
 	}
-	return []StreamEntries{{Stream: streams[w.stream].name, Entries: w.entries}}, nil
+	return []StreamEntries{{Stream: streams[w.stream].name, Entries: w.entries}}, [][]Delivery{newDeliveries(w.entries, args)}, nil
 }

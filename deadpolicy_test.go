@@ -17,12 +17,19 @@ import (
 // job=i) and the group "g" with the policy max → "jobs.dead".
 func policyDB(t testing.TB, db *DB, n int, max int64) *Stream {
 	t.Helper()
+	return jobsStream(t, db, n, GroupOptions{DeadLetter: DeadLetterPolicy{MaxDeliveries: max, Stream: "jobs.dead"}})
+}
+
+// jobsStream makes the stream "jobs" of db holding 1-1 … n-1 (fields
+// job=i) and the group "g" from 0 with opts.
+func jobsStream(t testing.TB, db *DB, n int, opts GroupOptions) *Stream {
+	t.Helper()
 	for i := 1; i <= n; i++ {
 		_, err := db.Add("jobs", AddArgs{ID: fmt.Sprintf("%d-1", i)}, Field{"job", fmt.Sprint(i)})
 		require.NoError(t, err)
 	}
 	s := db.Stream("jobs")
-	require.NoError(t, s.CreateGroup("g", "0", GroupOptions{DeadLetter: DeadLetterPolicy{MaxDeliveries: max, Stream: "jobs.dead"}}))
+	require.NoError(t, s.CreateGroup("g", "0", opts))
 	return s
 }
 

@@ -60,7 +60,8 @@ type Engine interface {
 	DeleteConsumer(ctx context.Context, stream, group, consumer string) (int64, error)
 
 	// ReadGroup reads several streams as a consumer of group, waiting as
-	// args.Block says (XREADGROUP).
+	// args.Block says (XREADGROUP). The Redis engine refuses args.Claim
+	// (ErrInvalidArgument); a DB serves it (see DB.ReadGroupDeliveries).
 	ReadGroup(ctx context.Context, group, consumer string, args ReadGroupArgs, streamsAndIDs ...string) ([]StreamEntries, error)
 	// Ack acknowledges pending entries (XACK).
 	Ack(ctx context.Context, stream, group string, ids ...string) (int64, error)

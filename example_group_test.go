@@ -43,6 +43,24 @@ func ExampleStream_ReadGroup() {
 	// alice still has 2 pending
 }
 
+func ExampleStream_ReadGroupDeliveries() {
+	now := time.UnixMilli(1_700_000_000_000)
+	s := exampleJobs(&now)
+	ctx := context.Background()
+	s.ReadGroup(ctx, "workers", "alice", ">", xstream.ReadGroupArgs{Count: 1})
+	now = now.Add(time.Minute) // alice is gone
+
+	// bob takes over what is idle for 30 s, then reads new entries.
+	es, ds, _ := s.ReadGroupDeliveries(ctx, "workers", "bob", ">", xstream.ReadGroupArgs{Claim: true, ClaimMinIdle: 30 * time.Second})
+	for i, e := range es {
+		fmt.Println(e.ID, e.Fields[0].Value, "idle", ds[i].Idle, "delivered", ds[i].Deliveries)
+	}
+	// Output:
+	// 1-0 resize idle 1m0s delivered 1
+	// 2-0 encode idle 0s delivered 0
+	// 3-0 upload idle 0s delivered 0
+}
+
 func ExampleStream_Ack() {
 	now := time.UnixMilli(1_700_000_000_000)
 	s := exampleJobs(&now)

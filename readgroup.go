@@ -22,13 +22,36 @@ type ReadGroupArgs struct {
 	// Block: BlockForever here and Block: 0 in go-redis.
 	Block time.Duration
 	// NoAck delivers entries without putting them in the PEL, as if they
-	// were acknowledged at once (Redis NOACK).
+	// were acknowledged at once (Redis NOACK). Entries that Claim takes
+	// over stay pending, as in Redis.
 	NoAck bool
+	// Claim makes a ">" read first take over the group's pending entries
+	// idle at least ClaimMinIdle, whichever consumer has them, and then
+	// deliver new entries with what is left of Count (Redis 8.4 XREADGROUP
+	// CLAIM min-idle-time). A ClaimMinIdle of 0 takes every pending
+	// entry. History reads ignore both, as Redis does.
+	Claim        bool
+	ClaimMinIdle time.Duration
+}
+
+// Delivery is what a ReadGroup with Claim reports of each entry it
+// returns, as Redis 8.4 adds to each entry of its reply: the entry's idle
+// time and delivery count before this read. A new entry has both 0; an
+// entry given back by Nack has Idle NackIdle.
+type Delivery struct {
+	Idle       time.Duration
+	Deliveries int64
 }
 
 func (a ReadGroupArgs) check() error {
 	if a.Count < 0 {
 		return errorf(ErrInvalidArgument, "count must be >= 0, got %d", a.Count)
+	}
+	if err := checkDuration("ClaimMinIdle", a.ClaimMinIdle); err != nil {
+		return err
+	}
+	if a.ClaimMinIdle != 0 && !a.Claim {
+		return errorf(ErrInvalidArgument, "ClaimMinIdle (%s) given without Claim", a.ClaimMinIdle)
 	}
 	return nil
 }
@@ -57,13 +80,17 @@ func (s *Stream) entryLocked(id ID) (b *store.Block, flags byte, body int, ok bo
 
 // readGroupLocked serves one stream of a ReadGroup call, under the locks
 // l (lockRead's). A ">" read with nothing to deliver returns nil; a
-// history read returns a non-nil slice.
-func (s *Stream) readGroupLocked(l *groupLocks, g *group, consumer string, p groupPos, args ReadGroupArgs, now int64) []Entry {
+// history read returns a non-nil slice. The deliveries are those of a
+// ">" read with Claim (one per entry), nil otherwise.
+func (s *Stream) readGroupLocked(l *groupLocks, g *group, consumer string, p groupPos, args ReadGroupArgs, now int64) ([]Entry, []Delivery) {
 	c := s.seenConsumerLocked(g, consumer, now)
-	if p.history {
-		return s.historyLocked(l, g, c, p.after, args.Count, now)
+	switch {
+	case p.history:
+		return s.historyLocked(l, g, c, p.after, args.Count, now), nil
+	case args.Claim:
+		return s.readClaimLocked(l, g, c, args, now)
 	}
-	return s.readNewLocked(g, c, args.Count, args.NoAck, now)
+	return s.readNewLocked(g, c, args.Count, args.NoAck, now), nil
 }
 
 // seenConsumerLocked returns the consumer called name, created if
@@ -79,6 +106,17 @@ func (s *Stream) seenConsumerLocked(g *group, name string, now int64) *consumer 
 func (s *Stream) readNewLocked(g *group, c *consumer, count int, noack bool, now int64) []Entry {
 	col := getCollector()
 	defer putCollector(col)
+	s.deliverNewLocked(col, g, c, count, noack, now)
+	return col.entries()
+}
+
+// deliverNewLocked is readNewLocked into col, which may hold entries
+// already: count caps the entries in col (0: no cap).
+func (s *Stream) deliverNewLocked(col *collector, g *group, c *consumer, count int, noack bool, now int64) {
+	if count > 0 && len(col.ids) >= count {
+		return
+	}
+	start := len(col.ids)
 	owner := c
 	if noack {
 		owner = nil
@@ -91,10 +129,9 @@ func (s *Stream) readNewLocked(g *group, c *consumer, count int, noack bool, now
 			return count == 0 || len(col.ids) < count
 		})
 	}
-	if len(col.ids) > 0 && !noack {
+	if len(col.ids) > start && !noack {
 		s.activateConsumerLocked(g, c, now)
 	}
-	return col.entries()
 }
 
 // hasNewLocked reports whether a ">" read of g would deliver an entry.
@@ -164,6 +201,10 @@ func (s *Stream) historyLocked(l *groupLocks, g *group, c *consumer, after ID, c
 // blocked reader at the moment its ctx ends are returned with a nil error:
 // they are in its PEL either way, never lost.
 //
+// With args.Claim, a ">" read first takes over the group's entries idle
+// at least args.ClaimMinIdle (see ReadGroupDeliveries, which also returns
+// what Redis adds to each entry of the reply).
+//
 // With an entry ID, it returns the consumer's own pending entries after
 // that ID (its history), never waits, and returns an empty, non-nil slice
 // when there are none. Each returned entry's delivery count goes up by one
@@ -173,57 +214,100 @@ func (s *Stream) historyLocked(l *groupLocks, g *group, c *consumer, after ID, c
 // It fails, changing nothing, with ErrNoGroup, ErrInvalidID ("$" and "+"
 // are not accepted) or ErrInvalidArgument. O(log N + log P) per entry.
 func (s *Stream) ReadGroup(ctx context.Context, group, consumer, after string, args ReadGroupArgs) ([]Entry, error) {
+	es, _, err := s.readGroup(ctx, group, consumer, after, args)
+	return es, err
+}
+
+// ReadGroupDeliveries is ReadGroup that also returns, for a ">" read with
+// args.Claim, the Delivery of each entry returned (in the same order):
+// what Redis 8.4 adds to each entry of an XREADGROUP CLAIM reply. Without
+// Claim, or for a history read, the deliveries are nil.
+//
+// With Claim, a ">" read first takes over the pending entries of the group
+// idle at least args.ClaimMinIdle (and those given back by Nack), longest
+// idle first (then by ID), as Claim does: each becomes pending to consumer
+// with its delivery count one higher and its delivery time now, also
+// with args.NoAck. A pending entry whose message is gone is removed from
+// the PEL and skipped; one that the group's DeadLetterPolicy moves to its
+// dead-letter stream is skipped and not counted. Then new entries are
+// delivered as without Claim, up to args.Count in all. When there is
+// nothing to take or deliver, it waits as ReadGroup does, for new entries
+// only: unlike Redis, entries that become idle enough while it waits do
+// not end the wait. It fails, changing nothing, as ReadGroup does
+// (ErrInvalidArgument for a negative ClaimMinIdle, or ClaimMinIdle without
+// Claim). O(P log P) for the group's P pending entries, plus ReadGroup's
+// cost per entry returned.
+func (s *Stream) ReadGroupDeliveries(ctx context.Context, group, consumer, after string, args ReadGroupArgs) ([]Entry, []Delivery, error) {
+	return s.readGroup(ctx, group, consumer, after, args)
+}
+
+// readGroup is ReadGroupDeliveries.
+func (s *Stream) readGroup(ctx context.Context, group, consumer, after string, args ReadGroupArgs) ([]Entry, []Delivery, error) {
 	if err := args.check(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	p, err := parseGroupReadID(after)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	now := s.nowMs()
-	if p.history {
-		return s.readHistory(group, consumer, p, args, now)
+	if p.history || args.Claim {
+		es, ds, err := s.readLockGroup(group, consumer, p, args, now)
+		if err != nil || p.history || es != nil || args.Block == 0 {
+			return es, ds, err
+		}
+		// Nothing to claim or deliver: wait for new entries below.
 	}
 	s.mu.Lock()
 	g, err := s.groupLocked(group)
 	if err != nil {
 		s.unlock()
-		return nil, err
+		return nil, nil, err
 	}
 	es := s.readNewLocked(g, s.seenConsumerLocked(g, consumer, now), args.Count, args.NoAck, now)
 	if es != nil || args.Block == 0 {
 		s.unlock()
-		return es, nil
+		return es, newDeliveries(es, args), nil
 	}
 	w := newGroupWaiter(consumer, args)
 	s.gwaiters = append(s.gwaiters, groupWait{w: w, g: g})
 	s.unlock()
 	if err := w.await(ctx, args.Block, []*Stream{s}); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if w.err == nil {
 		s.settleServed()
 	}
-	return w.entries, w.err
+	return w.entries, newDeliveries(w.entries, args), w.err
 }
 
-// readHistory is ReadGroup with an ID: under the locks of lockGroup, as
-// it may dead-letter.
-func (s *Stream) readHistory(group, consumer string, p groupPos, args ReadGroupArgs, now int64) ([]Entry, error) {
+// newDeliveries returns the deliveries of new entries es read with args:
+// zeros with Claim, nil without.
+func newDeliveries(es []Entry, args ReadGroupArgs) []Delivery {
+	if !args.Claim || es == nil {
+		return nil
+	}
+	return make([]Delivery, len(es))
+}
+
+// readLockGroup is ReadGroup with an ID, or with Claim: under the locks
+// of lockGroup, as it may dead-letter.
+func (s *Stream) readLockGroup(group, consumer string, p groupPos, args ReadGroupArgs, now int64) ([]Entry, []Delivery, error) {
 	l := s.lockGroup(group)
 	defer l.unlock()
 	g, err := s.groupLocked(group)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return s.readGroupLocked(&l, g, consumer, p, args, now), nil
+	es, ds := s.readGroupLocked(&l, g, consumer, p, args, now)
+	return es, ds, nil
 }
 
 // lockRead takes the locks of a ReadGroup of the group called name at p:
-// a history read may dead-letter (lockGroup), a ">" read takes the
-// stream's lock alone.
-func (s *Stream) lockRead(name string, p groupPos) groupLocks {
-	if p.history {
+// a history read or a read with Claim may dead-letter (lockGroup), a ">"
+// read takes the stream's lock alone.
+func (s *Stream) lockRead(name string, p groupPos, args ReadGroupArgs) groupLocks {
+	if p.history || args.Claim {
 		return s.lockGroup(name)
 	}
 	s.mu.Lock()

@@ -130,13 +130,16 @@ func (ss *ShardedStream) groupEligibleLocked(name string, g *shardGroup) []*shar
 // there is none and args.Block is not 0 it waits for a Put, a reshard or
 // an Ack that frees a child shard, for args.Block (then it returns no
 // records and no error) or for ctx (then ctx.Err()). It holds no lock
-// while waiting. It fails with ErrNoGroup or ErrInvalidArgument. Each call
-// checks the parents of every live shard: O(live shards) plus O(log N)
+// while waiting. It fails with ErrNoGroup or ErrInvalidArgument (also for
+// args.Claim, which it does not support). Each call checks the parents of every live shard: O(live shards) plus O(log N)
 // per record.
 func (ss *ShardedStream) ReadGroup(ctx context.Context, group, consumer string, args ReadGroupArgs) ([]Record, error) {
 	defer ss.settle()
 	if err := args.check(); err != nil {
 		return nil, err
+	}
+	if args.Claim {
+		return nil, errorf(ErrInvalidArgument, "Claim is not supported by a sharded ReadGroup: claim a shard's entries with Claim or AutoClaim")
 	}
 	count := args.Count
 	if count == 0 {

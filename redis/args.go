@@ -28,6 +28,15 @@ func checkCount(count int) error {
 	return nil
 }
 
+// checkNoClaim refuses ReadGroupArgs.Claim, which the engine does not
+// send (XREADGROUP CLAIM needs Redis 8.4, and its reply another shape).
+func checkNoClaim(args xstream.ReadGroupArgs) error {
+	if args.Claim || args.ClaimMinIdle != 0 {
+		return errorf(xstream.ErrInvalidArgument, "ReadGroupArgs.Claim is not supported by the Redis engine")
+	}
+	return nil
+}
+
 func checkDuration(name string, d time.Duration) error {
 	if d < 0 {
 		return errorf(xstream.ErrInvalidArgument, "%s must be >= 0, got %v", name, d)

@@ -95,6 +95,9 @@ func TestErrors(t *testing.T) {
 		is(err, xstream.ErrInvalidID)
 		_, err = e.Claim(ctx, s, "g", "c", -1, []string{"1-1"}, xstream.ClaimArgs{})
 		is(err, xstream.ErrInvalidArgument)
+		_, err = e.ReadGroup(ctx, "g", "c", xstream.ReadGroupArgs{Claim: true}, s, ">")
+		is(err, xstream.ErrInvalidArgument) // not sent: it needs Redis 8.4
+		require.Contains(t, err.Error(), "Claim")
 
 		// A Redis error without a sentinel: WRONGTYPE (xstream's server
 		// has only streams).

@@ -360,9 +360,14 @@ func (b *base) xreadgroup(group, consumer string, pos []readPos, g []int, args x
 // (its context done, or another slot got entries first) is woken with
 // CLIENT UNBLOCK and its reply read, so that entries the server delivered
 // meanwhile are returned, not left pending unseen; on a server without
-// CLIENT UNBLOCK (xstream's own) its connection is closed instead.
+// CLIENT UNBLOCK (xstream's own) its connection is closed instead. It
+// refuses args.Claim with ErrInvalidArgument: XREADGROUP CLAIM needs Redis
+// 8.4, and the Engine has no place for what its reply adds.
 func (b *base) ReadGroup(ctx context.Context, group, consumer string, args xstream.ReadGroupArgs, streamsAndIDs ...string) ([]xstream.StreamEntries, error) {
 	if err := checkCount(args.Count); err != nil {
+		return nil, err
+	}
+	if err := checkNoClaim(args); err != nil {
 		return nil, err
 	}
 	pos, err := parseGroupPos(streamsAndIDs)

@@ -195,6 +195,9 @@ func (s *Sharded) ReadGroup(ctx context.Context, group, consumer string, args xs
 	if args.Count < 0 {
 		return nil, errorf(xstream.ErrInvalidArgument, "count must be >= 0, got %d", args.Count)
 	}
+	if err := checkNoClaim(args); err != nil {
+		return nil, err
+	}
 	strict, err := s.group(ctx, group)
 	if err != nil {
 		return nil, err

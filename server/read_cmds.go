@@ -3,6 +3,7 @@ package server
 import (
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/xstreamgo/xstream"
@@ -22,6 +23,8 @@ func xreadGeneric(c *conn, args [][]byte, isGroup bool) {
 		block           = int64(-1)
 		group, consumer []byte
 		noack           bool
+		claim           bool
+		minIdle         int64
 		streamsArg      int
 	)
 loop:
@@ -61,6 +64,22 @@ loop:
 			}
 			group, consumer = args[i+1], args[i+2]
 			i += 2
+		case is(args[i], "claim") && more > 0:
+			if !isGroup {
+				c.err("ERR The CLAIM option is only supported by XREADGROUP. You called XREAD instead.")
+				return
+			}
+			i++
+			v, ok := parseLL(args[i])
+			if !ok {
+				c.err("ERR min-idle-time is not an integer or out of range")
+				return
+			}
+			if v < 0 {
+				c.err("ERR min-idle-time must be a positive integer")
+				return
+			}
+			claim, minIdle = true, v
 		case is(args[i], "noack"):
 			if !isGroup {
 				c.err("ERR The NOACK option is only supported by XREADGROUP. You called XREAD instead.")
@@ -133,7 +152,14 @@ loop:
 		wait = time.Duration(block) * time.Millisecond
 	}
 	cnt := int(min(count, 1<<31))
+	var dels [][]xstream.Delivery // of a read with CLAIM
 	read := func(wait time.Duration) ([]xstream.StreamEntries, error) {
+		if claim {
+			var out []xstream.StreamEntries
+			var err error
+			out, dels, err = c.mustDB().ReadGroupDeliveries(c.ctx, string(group), string(consumer), xstream.ReadGroupArgs{Count: cnt, Block: wait, NoAck: noack, Claim: true, ClaimMinIdle: time.Duration(min(minIdle, math.MaxInt64/int64(time.Millisecond))) * time.Millisecond}, pairs...)
+			return out, err
+		}
 		if isGroup {
 			return c.mustDB().ReadGroup(c.ctx, string(group), string(consumer), xstream.ReadGroupArgs{Count: cnt, Block: wait, NoAck: noack}, pairs...)
 		}
@@ -176,6 +202,10 @@ loop:
 	}
 	if len(out) == 0 {
 		c.nullArray()
+		return
+	}
+	if claim {
+		c.claimedStreamEntries(out, dels)
 		return
 	}
 	c.streamEntries(out)

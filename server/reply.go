@@ -11,8 +11,12 @@ func (c *conn) id(id xstream.ID) {
 
 // entry writes [id, [field, value, ...]]; an entry without fields (its
 // message was deleted) has a null array in their place, as in Redis.
-func (c *conn) entry(e xstream.Entry) {
-	c.array(2)
+func (c *conn) entry(e xstream.Entry) { c.entryOf(e, 2) }
+
+// entryOf writes e as an array of n elements: its ID and fields (nil for
+// a deleted message), then the n-2 that the caller writes.
+func (c *conn) entryOf(e xstream.Entry, n int) {
+	c.array(n)
 	c.id(e.ID)
 	if e.Fields == nil {
 		c.nullArray()
@@ -57,6 +61,35 @@ func (c *conn) streamEntries(out []xstream.StreamEntries) {
 		}
 		c.bulk(se.Stream)
 		c.entries(se.Entries)
+	}
+}
+
+// claimedStreamEntries is streamEntries for an XREADGROUP with CLAIM: each
+// entry of a ">" stream (dels[i] not nil) has, after its fields, its idle
+// time in milliseconds and its delivery count before the read, as Redis
+// 8.4 replies; a stream read by history has the usual entries.
+func (c *conn) claimedStreamEntries(out []xstream.StreamEntries, dels [][]xstream.Delivery) {
+	c.aggregate('%', len(out), len(out))
+	for i, se := range out {
+		if c.resp != 3 {
+			c.array(2)
+		}
+		c.bulk(se.Stream)
+		if i >= len(dels) || dels[i] == nil {
+			c.entries(se.Entries)
+			continue
+		}
+		c.array(len(se.Entries))
+		for k, e := range se.Entries {
+			c.entryOf(e, 4)
+			d := dels[i][k]
+			c.int(d.Idle.Milliseconds())
+			c.int(d.Deliveries)
+			if c.replyFull() {
+				return
+			}
+			c.streamIfBig()
+		}
 	}
 }
 
