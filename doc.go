@@ -127,7 +127,12 @@
 // deltas, as Redis stores them in listpacks. So memory per entry is close to
 // Redis's, and the garbage collector has next to nothing to scan however long
 // a stream grows. Add is O(1) amortized; finding the start of a range is
-// O(log N); Len is O(1).
+// O(log N); Len is O(1). A block ends where Redis ends a node
+// (stream-node-max-entries, and stream-node-max-bytes counted as a
+// listpack), so approximate trims remove what Redis's remove; WithNodeSize
+// and SetNodeSize change those bounds. Stream.Stats and DB.Stats report
+// what a stream did (entries added, read, delivered, acked, claimed,
+// dead-lettered, trimmed, deleted) and its sizes, for monitoring.
 //
 // # Concurrency
 //
