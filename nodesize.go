@@ -70,13 +70,8 @@ func (db *DB) SetNodeSize(maxEntries, maxBytes int) error {
 	}
 	db.mu.Lock()
 	db.limits, db.limitsSet = l, true
-	var all []*Stream
-	db.streams.Walk(func(_ string, v any) bool {
-		all = append(all, v.(*Stream))
-		return false
-	})
 	db.mu.Unlock()
-	for _, s := range all {
+	for _, s := range db.allStreams() {
 		s.mu.Lock()
 		s.st.SetLimits(l)
 		s.mu.Unlock()

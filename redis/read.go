@@ -48,46 +48,50 @@ func pairsErr(what string, n int) error {
 	return errorf(xstream.ErrInvalidArgument, "%s wants stream names and IDs in pairs, got %d strings", what, n)
 }
 
-func parseReadPos(streamsAndIDs []string) ([]readPos, error) {
+// parsePositions reads stream names and IDs in pairs for the call what,
+// each ID by parse.
+func parsePositions(what string, streamsAndIDs []string, parse func(p *readPos, id string) error) ([]readPos, error) {
 	if len(streamsAndIDs) == 0 || len(streamsAndIDs)%2 != 0 {
-		return nil, pairsErr("Read", len(streamsAndIDs))
+		return nil, pairsErr(what, len(streamsAndIDs))
 	}
 	pos := make([]readPos, len(streamsAndIDs)/2)
 	for i := range pos {
-		p := &pos[i]
-		p.name = streamsAndIDs[2*i]
-		switch s := streamsAndIDs[2*i+1]; s {
+		pos[i].name = streamsAndIDs[2*i]
+		if err := parse(&pos[i], streamsAndIDs[2*i+1]); err != nil {
+			return nil, err
+		}
+	}
+	return pos, nil
+}
+
+func parseReadPos(streamsAndIDs []string) ([]readPos, error) {
+	return parsePositions("Read", streamsAndIDs, func(p *readPos, s string) error {
+		switch s {
 		case "$":
 			p.kind = posDollar
 		case "+":
 			p.kind = posLast
 		default:
 			if _, err := xstream.ParseID(s); err != nil {
-				return nil, err
+				return err
 			}
 			p.after = s
 		}
-	}
-	return pos, nil
+		return nil
+	})
 }
 
 func parseGroupPos(streamsAndIDs []string) ([]readPos, error) {
-	if len(streamsAndIDs) == 0 || len(streamsAndIDs)%2 != 0 {
-		return nil, pairsErr("ReadGroup", len(streamsAndIDs))
-	}
-	pos := make([]readPos, len(streamsAndIDs)/2)
-	for i := range pos {
-		p := &pos[i]
-		p.name = streamsAndIDs[2*i]
-		switch s := streamsAndIDs[2*i+1]; s {
+	return parsePositions("ReadGroup", streamsAndIDs, func(p *readPos, s string) error {
+		switch s {
 		case ">":
 			p.kind, p.after = posNew, ">"
 		case "$", "+":
-			return nil, errorf(xstream.ErrInvalidID, "%q is meaningless in ReadGroup: use \">\" for new entries or an ID for the consumer's history", s)
+			return errorf(xstream.ErrInvalidID, "%q is meaningless in ReadGroup: use \">\" for new entries or an ID for the consumer's history", s)
 		default:
 			id, err := xstream.ParseID(s)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			p.kind, p.after = posHistory, s
 			if id == xstream.MaxID() {
@@ -95,8 +99,8 @@ func parseGroupPos(streamsAndIDs []string) ([]readPos, error) {
 				p.after, p.drop = id.String(), true
 			}
 		}
-	}
-	return pos, nil
+		return nil
+	})
 }
 
 func names(pos []readPos) []string {

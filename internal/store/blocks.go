@@ -51,9 +51,6 @@ func (s *Blocks) bounds() (maxEntries, maxBytes int) {
 	return s.maxEntries, s.maxB
 }
 
-// Limits returns the bounds of the blocks it starts. O(1).
-func (s *Blocks) Limits() Limits { return s.limits }
-
 // Len returns the number of live entries. O(1).
 func (s *Blocks) Len() int64 { return s.length }
 
