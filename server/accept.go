@@ -79,11 +79,6 @@ func (s *Server) logRefused() {
 		return
 	}
 	s.refused.Add(-n)
-	s.opts.Logger.Warn("xstream server: clients refused, MaxClients are connected", "refused", n, "max_clients", s.maxClientsNow())
-}
-
-func (s *Server) maxClientsNow() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.opts.MaxClients
+	opts, _, _ := s.settings()
+	s.opts.Logger.Warn("xstream server: clients refused, MaxClients are connected", "refused", n, "max_clients", opts.MaxClients)
 }

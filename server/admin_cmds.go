@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"net"
 	"strconv"
 	"strings"
 	"time"
@@ -117,7 +118,7 @@ func functionList(c *conn, args [][]byte) {
 // configParams are the settings CONFIG GET reports: the ones this server
 // has, under Redis's names, with its values.
 func (c *conn) configParams() [][2]string {
-	o := c.srv.opts
+	o, entries, bytes := c.srv.settings()
 	appendonly, fsync := "no", "everysec"
 	if o.Dir != "" {
 		appendonly = "yes"
@@ -128,14 +129,10 @@ func (c *conn) configParams() [][2]string {
 			fsync = "no"
 		}
 	}
-	port := ""
-	if i := strings.LastIndexByte(c.srv.Addr(), ':'); i >= 0 {
-		port = c.srv.Addr()[i+1:]
-	}
 	return [][2]string{
 		{"maxclients", strconv.Itoa(o.MaxClients)},
 		{"databases", strconv.Itoa(numDBs)},
-		{"port", port},
+		{"port", c.srv.port()},
 		{"appendonly", appendonly},
 		{"appendfsync", fsync},
 		{"dir", o.Dir},
@@ -143,8 +140,8 @@ func (c *conn) configParams() [][2]string {
 		{"maxmemory", strconv.FormatInt(o.MaxMemory, 10)},
 		{"maxmemory-policy", "noeviction"},
 		{"proto-max-bulk-len", strconv.Itoa(o.MaxRequestBytes)},
-		{"stream-node-max-entries", strconv.FormatInt(c.srv.nodeEntriesNow(), 10)},
-		{"stream-node-max-bytes", strconv.FormatInt(c.srv.nodeBytesNow(), 10)},
+		{"stream-node-max-entries", strconv.FormatInt(entries, 10)},
+		{"stream-node-max-bytes", strconv.FormatInt(bytes, 10)},
 	}
 }
 
@@ -277,16 +274,18 @@ func nodeSize(entries, bytes int64) (int, int) {
 	return int(entries), int(bytes)
 }
 
-func (s *Server) nodeEntriesNow() int64 {
+// settings returns the options and node size as CONFIG SET left them
+// (it changes MaxClients and the node size under s.mu).
+func (s *Server) settings() (opts Options, nodeEntries, nodeBytes int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.nodeEntries
+	return s.opts, s.nodeEntries, s.nodeBytes
 }
 
-func (s *Server) nodeBytesNow() int64 {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.nodeBytes
+// port returns the port the server listens on, "" before Start.
+func (s *Server) port() string {
+	_, p, _ := net.SplitHostPort(s.Addr())
+	return p
 }
 
 // memBytes reads a memory value as Redis's memtoull does: digits with an

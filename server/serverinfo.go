@@ -64,12 +64,7 @@ var runID = func() string {
 }()
 
 func (c *conn) infoServer(b *strings.Builder) {
-	port := ""
-	if _, p, ok := strings.Cut(c.srv.Addr(), "]:"); ok {
-		port = p
-	} else if i := strings.LastIndexByte(c.srv.Addr(), ':'); i >= 0 {
-		port = c.srv.Addr()[i+1:]
-	}
+	port := c.srv.port()
 	up := time.Since(c.srv.started)
 	exe, _ := os.Executable()
 	fmt.Fprintf(b, "# Server\r\nredis_version:%s\r\nredis_mode:standalone\r\nxstream_server:1\r\nos:%s %s\r\narch_bits:64\r\n"+
@@ -81,10 +76,10 @@ func (c *conn) infoServer(b *strings.Builder) {
 
 func (c *conn) infoClients(b *strings.Builder) {
 	c.srv.mu.Lock()
-	n := len(c.srv.conns)
+	n, maxClients := len(c.srv.conns), c.srv.opts.MaxClients
 	c.srv.mu.Unlock()
 	fmt.Fprintf(b, "# Clients\r\nconnected_clients:%d\r\ncluster_connections:0\r\nmaxclients:%d\r\nblocked_clients:%d\r\ntracking_clients:0\r\n",
-		n, c.srv.opts.MaxClients, c.srv.stats.blocked.Load())
+		n, maxClients, c.srv.stats.blocked.Load())
 }
 
 func (c *conn) infoMemory(b *strings.Builder) {
