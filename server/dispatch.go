@@ -128,40 +128,47 @@ func (c *conn) dispatch(args [][]byte) {
 		}
 		return
 	}
-	// Refused before it runs: Redis counts it in rejected_calls.
-	errs, admitted := c.errs, false
-	defer func() {
-		if !admitted && c.errs != errs {
+	errs := c.errs
+	if !c.admit(cmd, args) {
+		if c.errs != errs { // refused before it runs: Redis's rejected_calls
 			c.srv.stats.rejected(cmd)
 		}
-	}()
+		return
+	}
+	c.call(cmd, args)
+}
+
+// admit applies what stands between a known command and its run (AUTH,
+// injected failures, MULTI's rules, MISCONF) and queues it inside MULTI;
+// it reports whether the command runs now.
+func (c *conn) admit(cmd *command, args [][]byte) bool {
 	if !c.authed && !cmd.noAuth {
 		if cmd.name == "exec" {
 			// Redis aborts the transaction with the reason.
 			c.resetMulti()
 			c.err("EXECABORT Transaction discarded because of: NOAUTH Authentication required.")
-			return
+			return false
 		}
 		c.err("NOAUTH Authentication required.")
 		if c.multi {
 			c.dirty = true
 		}
-		return
+		return false
 	}
 	if msg, ok := c.srv.faults.failure(cmd); ok {
 		c.injectedFailure(cmd, msg)
-		return
+		return false
 	}
 	if c.multi && cmd.noMulti {
 		c.err("ERR Command not allowed inside a transaction")
 		c.dirty = true
-		return
+		return false
 	}
 	if c.srv.opts.MaxMemory > 0 && c.refuseOOM(cmd) {
-		return
+		return false
 	}
 	if c.srv.durable && c.refuseWrite(cmd) {
-		return
+		return false
 	}
 	if c.multi {
 		switch cmd.name {
@@ -174,7 +181,7 @@ func (c *conn) dispatch(args [][]byte) {
 			if c.queuedBytes+cost > c.srv.opts.MaxMultiBytes {
 				c.err(fmt.Sprintf("ERR transaction larger than the limit of %d bytes", c.srv.opts.MaxMultiBytes))
 				c.dirty = true
-				return
+				return false
 			}
 			c.queuedBytes += cost
 			q := make([][]byte, len(args))
@@ -185,11 +192,10 @@ func (c *conn) dispatch(args [][]byte) {
 			c.queuedWrite = c.queuedWrite || cmd.write
 			c.queuedDenyOOM = c.queuedDenyOOM || cmd.denyOOM
 			c.simple("QUEUED")
-			return
+			return false
 		}
 	}
-	admitted = true
-	c.call(cmd, args)
+	return true
 }
 
 // timeSample is how many calls of a connection one timed call stands for
