@@ -31,8 +31,7 @@ func nodeLimits(maxEntries, maxBytes int) (store.Limits, error) {
 // stream-node-max-entries maxEntries and stream-node-max-bytes maxBytes
 // (0: no limit): at maxEntries entries, or when the block's size as a
 // Redis listpack plus the next entry's names and values would reach
-// maxBytes. (A block also ends before 64 KiB of its own, smaller,
-// format.) Invalid sizes (negative, or over 2^30) are ignored; use
+// maxBytes. (A block also ends before 64 KiB in its own format.) Invalid sizes (negative, or over 2^30) are ignored; use
 // SetNodeSize to see the error.
 func WithNodeSize(maxEntries, maxBytes int) Option {
 	return Option{func(c *config) {

@@ -27,7 +27,7 @@ type StreamStats struct {
 	Deleted      int64 // entries removed by Delete
 	Length       int64 // entries in the stream
 	Pending      int64 // pending entries of all its groups
-	Bytes        int64 // memory of its entries' storage blocks
+	Bytes        int64 // memory of its storage blocks, estimated from their allocated sizes
 	Blocked      int   // calls blocked waiting for its entries
 }
 
