@@ -2,84 +2,9 @@ package xstream
 
 import "time"
 
-// Group and consumer information, and the lag of a group, computed by the
-// rules of Redis 7 (streamEstimateDistanceFromFirstEverEntry and
-// streamRangeHasTombstones in t_stream.c).
-
-// rangeHasTombstonesLocked reports whether an entry with start <= ID was deleted
-// from inside the stream, so that counting entries there is not possible.
-func (s *Stream) rangeHasTombstonesLocked(start ID) bool {
-	if s.st.Len() == 0 || ID(s.st.MaxDeleted()).IsZero() {
-		return false
-	}
-	if ID(s.st.MaxDeleted()).Less(ID(s.st.FirstID())) {
-		return false
-	}
-	return !ID(s.st.MaxDeleted()).Less(start)
-}
-
-// estimateDistanceLocked returns the number of entries added up to and including
-// id, or entriesReadUnknown when deletions make it unknowable.
-func (s *Stream) estimateDistanceLocked(id ID) int64 {
-	if s.st.EntriesAdded() == 0 {
-		return 0
-	}
-	if s.st.Len() == 0 && !ID(s.st.LastID()).Less(id) {
-		return s.st.EntriesAdded()
-	}
-	switch id.Compare(ID(s.st.LastID())) {
-	case 0:
-		return s.st.EntriesAdded()
-	case 1:
-		return entriesReadUnknown
-	}
-	if ID(s.st.MaxDeleted()).IsZero() || ID(s.st.MaxDeleted()).Less(ID(s.st.FirstID())) {
-		switch id.Compare(ID(s.st.FirstID())) {
-		case -1:
-			return s.st.EntriesAdded() - s.st.Len()
-		case 0:
-			return s.st.EntriesAdded() - s.st.Len() + 1
-		}
-	}
-	return entriesReadUnknown
-}
-
-// counterValidLocked reports whether the group's entries-read counter can
-// be trusted: it is known, the group has not fallen behind the stream's
-// first entry (trimming past the group's last delivered ID makes the
-// counter stale), and no entry after the group's last delivered ID was
-// deleted. The trim condition is Redis 7.2's; Redis 7.0 lacks it and
-// reports a lag that never reaches 0 after such a trim.
-func (s *Stream) counterValidLocked(g *group) bool {
-	return g.entriesRead != entriesReadUnknown && !g.lastID.Less(ID(s.st.FirstID())) && !s.rangeHasTombstonesLocked(g.lastID)
-}
-
-// entriesReadAfterLocked returns the group's entries-read counter once id,
-// greater than its last delivered ID, is delivered.
-func (s *Stream) entriesReadAfterLocked(g *group, id ID) int64 {
-	// Redis checks for deletions from the delivered entry on, not from
-	// the group's previous last ID (streamReplyWithRange).
-	if g.entriesRead != entriesReadUnknown && !g.lastID.Less(ID(s.st.FirstID())) && !s.rangeHasTombstonesLocked(id) {
-		return g.entriesRead + 1
-	} else if s.st.EntriesAdded() != 0 {
-		return s.estimateDistanceLocked(id)
-	}
-	return g.entriesRead
-}
-
-// lagLocked returns the group's lag and whether it is known.
-func (s *Stream) lagLocked(g *group) (int64, bool) {
-	if s.st.EntriesAdded() == 0 {
-		return 0, true
-	}
-	if s.counterValidLocked(g) {
-		return s.st.EntriesAdded() - g.entriesRead, true
-	}
-	if read := s.estimateDistanceLocked(g.lastID); read != entriesReadUnknown {
-		return s.st.EntriesAdded() - read, true
-	}
-	return 0, false
-}
+// Group and consumer information, as XINFO GROUPS, XINFO CONSUMERS and
+// XINFO STREAM FULL report it. The lag they show is computed in
+// readgroup.go, beside the delivery cursor it measures.
 
 // GroupInfo describes a consumer group, with the fields of Redis's XINFO
 // GROUPS.

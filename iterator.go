@@ -3,8 +3,6 @@ package xstream
 import (
 	"fmt"
 	"time"
-
-	"github.com/xstreamgo/xstream/internal/store"
 )
 
 // ShardIteratorType says where a shard iterator starts.
@@ -230,77 +228,4 @@ func (sh *shard) parentIDsLocked() []string {
 		}
 	}
 	return ps
-}
-
-// shardRead reports on a collect.
-type shardRead struct {
-	n       int
-	stale   bool // records at the position were dropped
-	trimmed ID
-	more    bool   // records remain after those collected
-	nextMs  uint64 // time of the first of them
-}
-
-// collect gathers into c up to limit records with sequence number >= from.
-// With strict it reports stale, collecting nothing, when retention
-// dropped records at or after from.
-func (sh *shard) collect(c *collector, from ID, strict bool, limit int) shardRead {
-	s := sh.s
-	s.mu.RLock()
-	defer s.runlock()
-	rd := shardRead{trimmed: sh.trimmed}
-	if strict && !sh.trimmed.IsZero() && !sh.trimmed.Less(from) {
-		rd.stale = true
-		return rd
-	}
-	s.walkLocked(from, MaxID(), false, func(b *store.Block, sk sID, flags byte, body int) bool {
-		id := ID(sk)
-		if rd.n == limit {
-			rd.more, rd.nextMs = true, id.Ms
-			return false
-		}
-		c.add(b, id, flags, body)
-		rd.n++
-		return true
-	})
-	return rd
-}
-
-// shardCount says that n consecutive collected entries came from sh.
-type shardCount struct {
-	sh *shard
-	n  int
-}
-
-// records builds the records of the collected entries, which came from
-// the shards in parts, in order. It makes three allocations in all: one
-// string for every partition key, name and value, one []Field and one
-// []Record.
-func (c *collector) records(parts []shardCount) []Record {
-	if len(c.ids) == 0 {
-		return nil
-	}
-	str := string(c.buf)
-	fields := make([]Field, len(c.spans)/2-len(c.ids))
-	out := make([]Record, len(c.ids))
-	pi, left, sp := 0, parts[0].n, 0
-	for i, id := range c.ids {
-		for left == 0 {
-			pi++
-			left = parts[pi].n
-		}
-		left--
-		n := int(c.nf[i]) - 1 // fields after the partition key
-		pk := c.spans[sp+1]
-		sp += 2
-		fs := fields[:n:n]
-		fields = fields[n:]
-		for k := range fs {
-			nm, v := c.spans[sp], c.spans[sp+1]
-			fs[k] = Field{str[nm.off : nm.off+nm.len], str[v.off : v.off+v.len]}
-			sp += 2
-		}
-		out[i] = Record{ShardID: parts[pi].sh.id, SequenceNumber: id, PartitionKey: str[pk.off : pk.off+pk.len], Fields: fs}
-	}
-	return out
 }

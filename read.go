@@ -2,7 +2,6 @@ package xstream
 
 import (
 	"context"
-	"slices"
 	"time"
 )
 
@@ -31,70 +30,6 @@ func (a ReadArgs) check() error {
 		return errorf(ErrInvalidArgument, "count must be >= 0, got %d", a.Count)
 	}
 	return nil
-}
-
-// waiter is a blocked reader. Writers wake it with a non-blocking send;
-// it then looks again. A waiter may be registered on several streams.
-type waiter struct {
-	ch chan struct{}
-}
-
-func newWaiter() *waiter { return &waiter{ch: make(chan struct{}, 1)} }
-
-func (w *waiter) notify() {
-	select {
-	case w.ch <- struct{}{}:
-	default:
-	}
-}
-
-// waitList holds the waiters of one stream (or one missing name) in
-// arrival order.
-type waitList struct {
-	ws []*waiter
-}
-
-func (l *waitList) add(w *waiter) { l.ws = append(l.ws, w) }
-
-func (l *waitList) remove(w *waiter) {
-	if i := slices.Index(l.ws, w); i >= 0 {
-		l.ws = slices.Delete(l.ws, i, i+1)
-	}
-}
-
-// wake notifies every waiter, first come first, and empties the list.
-func (l *waitList) wake() {
-	if len(l.ws) == 0 {
-		return
-	}
-	for _, w := range l.ws {
-		w.notify()
-	}
-	clear(l.ws)
-	l.ws = l.ws[:0]
-}
-
-// wait blocks until w is notified, ctx is done or timer fires. It reports
-// whether the caller should look again.
-func (w *waiter) wait(ctx context.Context, timeout <-chan time.Time) (bool, error) {
-	select {
-	case <-w.ch:
-		return true, nil
-	case <-ctx.Done():
-		return false, ctx.Err()
-	case <-timeout:
-		return false, nil
-	}
-}
-
-// newTimeout returns the channel that ends a wait of d (nil: no timeout)
-// and a function to release its timer.
-func newTimeout(d time.Duration) (<-chan time.Time, func()) {
-	if d <= 0 {
-		return nil, func() {}
-	}
-	t := time.NewTimer(d)
-	return t.C, func() { t.Stop() }
 }
 
 // readPos is where a read continues in one stream.

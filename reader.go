@@ -4,7 +4,6 @@ import (
 	"context"
 	"math"
 	"sync"
-	"time"
 )
 
 // Checkpoint is a reader's position in one shard: the sequence number of
@@ -194,87 +193,6 @@ func (r *ShardReader) Read(ctx context.Context, args ReadArgs) ([]Record, error)
 		}, streams)
 		return nil, streams, waiting, nil
 	})
-}
-
-// readLoop runs pass until it returns records or an error, or once when
-// block is 0. When pass finds nothing and w is not nil, it registers w and
-// returns the streams it registered w with and true; false means a record
-// came in meanwhile and pass runs again. readLoop waits with no lock held
-// and leaves no goroutine behind.
-func (ss *ShardedStream) readLoop(ctx context.Context, block time.Duration,
-	pass func(w *waiter, streams []*Stream) ([]Record, []*Stream, bool, error)) ([]Record, error) {
-	var (
-		w       *waiter
-		timeout <-chan time.Time
-		streams []*Stream
-	)
-	stop := func() {}
-	if block != 0 {
-		w = newWaiter()
-		timeout, stop = newTimeout(block)
-	}
-	defer stop()
-	for {
-		ss.expireNow()
-		recs, regs, waiting, err := pass(w, streams[:0])
-		streams = regs
-		if err != nil {
-			return nil, err
-		}
-		if len(recs) > 0 || w == nil {
-			return recs, nil
-		}
-		if !waiting {
-			continue
-		}
-		again, err := w.wait(ctx, timeout)
-		ss.unregisterWaiter(w, streams)
-		if !again {
-			return nil, err
-		}
-	}
-}
-
-// registerLocked registers w with the streams of shards and with the
-// stream's reshard waiters. fresh, called under a shard's stream lock,
-// says whether the shard has something to read: then registerLocked
-// registers nothing and reports false. The caller holds ss.mu.
-func (ss *ShardedStream) registerLocked(w *waiter, shards []*shard, fresh func(*shard) bool, streams []*Stream) ([]*Stream, bool) {
-	for _, sh := range shards {
-		s := sh.s
-		s.mu.Lock()
-		f := fresh(sh)
-		if !f {
-			s.waiters.add(w)
-		}
-		s.unlock()
-		if f {
-			ss.unregisterWaiter(w, streams)
-			return streams[:0], false
-		}
-		streams = append(streams, s)
-	}
-	ss.waitMu.Lock()
-	ss.waiters.add(w)
-	ss.waitMu.Unlock()
-	return streams, true
-}
-
-// unregisterWaiter removes w from the waiters of the streams and of the
-// sharded stream.
-func (ss *ShardedStream) unregisterWaiter(w *waiter, streams []*Stream) {
-	for _, s := range streams {
-		s.mu.Lock()
-		s.waiters.remove(w)
-		s.unlock()
-	}
-	ss.waitMu.Lock()
-	ss.waiters.remove(w)
-	ss.waitMu.Unlock()
-	select { // drop a wake-up that came after the last look
-	case <-w.ch:
-	default:
-	}
 }
 
 // Checkpoints returns the reader's position in every shard that is not

@@ -2,7 +2,6 @@ package xstream
 
 import (
 	"context"
-	"sync/atomic"
 	"time"
 
 	"github.com/xstreamgo/xstream/internal/store"
@@ -322,138 +321,81 @@ func (s *Stream) settleServed() {
 	s.runlock()
 }
 
-// Blocked group readers.
+// The lag of a group: how many entries it has yet to read, computed by
+// the rules of Redis 7 (streamEstimateDistanceFromFirstEverEntry and
+// streamRangeHasTombstones in t_stream.c).
 
-const (
-	waiting int32 = iota
-	served
-	gone
-)
-
-// groupWaiter is a ReadGroup ">" call waiting for entries. Whoever moves
-// its state from waiting to served (an Add or SetGroupID serving it,
-// DestroyGroup failing it, or the call itself when it finds data while
-// registering on several streams) fills in the result and then signals ch.
-// When the caller gives up first it moves the state to gone.
-type groupWaiter struct {
-	state    atomic.Int32
-	ch       chan struct{}
-	consumer string
-	count    int
-	noack    bool
-
-	stream  int // index of the stream that served it
-	entries []Entry
-	err     error
+// rangeHasTombstonesLocked reports whether an entry with start <= ID was deleted
+// from inside the stream, so that counting entries there is not possible.
+func (s *Stream) rangeHasTombstonesLocked(start ID) bool {
+	if s.st.Len() == 0 || ID(s.st.MaxDeleted()).IsZero() {
+		return false
+	}
+	if ID(s.st.MaxDeleted()).Less(ID(s.st.FirstID())) {
+		return false
+	}
+	return !ID(s.st.MaxDeleted()).Less(start)
 }
 
-func newGroupWaiter(consumer string, args ReadGroupArgs) *groupWaiter {
-	return &groupWaiter{ch: make(chan struct{}, 1), consumer: consumer, count: args.Count, noack: args.NoAck}
+// estimateDistanceLocked returns the number of entries added up to and including
+// id, or entriesReadUnknown when deletions make it unknowable.
+func (s *Stream) estimateDistanceLocked(id ID) int64 {
+	if s.st.EntriesAdded() == 0 {
+		return 0
+	}
+	if s.st.Len() == 0 && !ID(s.st.LastID()).Less(id) {
+		return s.st.EntriesAdded()
+	}
+	switch id.Compare(ID(s.st.LastID())) {
+	case 0:
+		return s.st.EntriesAdded()
+	case 1:
+		return entriesReadUnknown
+	}
+	if ID(s.st.MaxDeleted()).IsZero() || ID(s.st.MaxDeleted()).Less(ID(s.st.FirstID())) {
+		switch id.Compare(ID(s.st.FirstID())) {
+		case -1:
+			return s.st.EntriesAdded() - s.st.Len()
+		case 0:
+			return s.st.EntriesAdded() - s.st.Len() + 1
+		}
+	}
+	return entriesReadUnknown
 }
 
-// groupWait registers a waiter on one stream for one group.
-type groupWait struct {
-	w   *groupWaiter
-	g   *group
-	idx int // position of the stream in the call
+// counterValidLocked reports whether the group's entries-read counter can
+// be trusted: it is known, the group has not fallen behind the stream's
+// first entry (trimming past the group's last delivered ID makes the
+// counter stale), and no entry after the group's last delivered ID was
+// deleted. The trim condition is Redis 7.2's; Redis 7.0 lacks it and
+// reports a lag that never reaches 0 after such a trim.
+func (s *Stream) counterValidLocked(g *group) bool {
+	return g.entriesRead != entriesReadUnknown && !g.lastID.Less(ID(s.st.FirstID())) && !s.rangeHasTombstonesLocked(g.lastID)
 }
 
-// serveLocked delivers to a waiter that the caller moved to served.
-func (s *Stream) serveLocked(gw groupWait, now int64) {
-	c, _ := s.consumerLocked(gw.g, gw.w.consumer)
-	s.seeConsumerLocked(gw.g, c, now)
-	gw.w.entries = s.readNewLocked(gw.g, c, gw.w.count, gw.w.noack, now)
-	gw.w.stream = gw.idx
-	gw.w.ch <- struct{}{}
+// entriesReadAfterLocked returns the group's entries-read counter once id,
+// greater than its last delivered ID, is delivered.
+func (s *Stream) entriesReadAfterLocked(g *group, id ID) int64 {
+	// Redis checks for deletions from the delivered entry on, not from
+	// the group's previous last ID (streamReplyWithRange).
+	if g.entriesRead != entriesReadUnknown && !g.lastID.Less(ID(s.st.FirstID())) && !s.rangeHasTombstonesLocked(id) {
+		return g.entriesRead + 1
+	} else if s.st.EntriesAdded() != 0 {
+		return s.estimateDistanceLocked(id)
+	}
+	return g.entriesRead
 }
 
-// serveGroupWaitersLocked serves blocked readers in arrival order, each as
-// far as its group has entries to deliver. Add and SetGroupID call it. Without blocked readers it costs nothing.
-func (s *Stream) serveGroupWaitersLocked() {
-	if len(s.gwaiters) == 0 {
-		return
+// lagLocked returns the group's lag and whether it is known.
+func (s *Stream) lagLocked(g *group) (int64, bool) {
+	if s.st.EntriesAdded() == 0 {
+		return 0, true
 	}
-	now := int64(-1)
-	kept := s.gwaiters[:0]
-	for _, gw := range s.gwaiters {
-		if gw.w.state.Load() != waiting {
-			continue
-		}
-		if !s.hasNewLocked(gw.g) {
-			kept = append(kept, gw)
-			continue
-		}
-		if !gw.w.state.CompareAndSwap(waiting, served) {
-			continue
-		}
-		if now < 0 {
-			now = s.nowMs()
-		}
-		s.serveLocked(gw, now)
+	if s.counterValidLocked(g) {
+		return s.st.EntriesAdded() - g.entriesRead, true
 	}
-	clear(s.gwaiters[len(kept):])
-	s.gwaiters = kept
-}
-
-// failGroupWaitersLocked ends the waits of readers of g (every group when
-// g is nil) with err.
-func (s *Stream) failGroupWaitersLocked(g *group, err error) {
-	kept := s.gwaiters[:0]
-	for _, gw := range s.gwaiters {
-		if g != nil && gw.g != g {
-			kept = append(kept, gw)
-			continue
-		}
-		if gw.w.state.CompareAndSwap(waiting, served) {
-			gw.w.err = err
-			gw.w.stream = gw.idx
-			gw.w.ch <- struct{}{}
-		}
+	if read := s.estimateDistanceLocked(g.lastID); read != entriesReadUnknown {
+		return s.st.EntriesAdded() - read, true
 	}
-	clear(s.gwaiters[len(kept):])
-	s.gwaiters = kept
-}
-
-func (s *Stream) removeGroupWaiter(w *groupWaiter) {
-	s.mu.Lock()
-	defer s.unlock()
-	kept := s.gwaiters[:0]
-	for _, gw := range s.gwaiters {
-		if gw.w != w {
-			kept = append(kept, gw)
-		}
-	}
-	clear(s.gwaiters[len(kept):])
-	s.gwaiters = kept
-}
-
-// await waits until w is served, ctx is done or block passes, then takes w
-// off the streams it was registered on. It returns ctx.Err() when the
-// context ended the wait before w was served; the result of a served w is
-// in w.entries and w.err.
-func (w *groupWaiter) await(ctx context.Context, block time.Duration, streams []*Stream) error {
-	timeout, stop := newTimeout(block)
-	defer stop()
-	var err error
-	received := false
-	select {
-	case <-w.ch:
-		received = true
-	case <-ctx.Done():
-		err = ctx.Err()
-	case <-timeout:
-	}
-	if !received && !w.state.CompareAndSwap(waiting, gone) {
-		<-w.ch // served meanwhile: its result counts
-		received = true
-	}
-	for _, s := range streams {
-		if s != nil {
-			s.removeGroupWaiter(w)
-		}
-	}
-	if received {
-		return nil
-	}
-	return err
+	return 0, false
 }
