@@ -269,7 +269,7 @@ func xrange(c *conn, args [][]byte, rev bool) {
 }
 
 // rangePage is how many entries XRANGE and XREVRANGE read from the stream
-// at a time.
+// at a time: the batch of Stream.ScanNoCopy.
 const rangePage = 1024
 
 // rangeReply writes the entries of s from lo to hi (from hi down to lo
@@ -284,48 +284,23 @@ func (c *conn) rangeReply(s *xstream.Stream, lo, hi xstream.ID, count int, rev b
 	start := len(c.out)
 	var big pieces // a reply past bigReply, until its length is known
 	n := 0
-	for {
-		want := rangePage
-		if count > 0 {
-			want = min(want, count-n)
-		}
-		var es []xstream.Entry
-		var err error
-		if rev {
-			es, err = s.RevRange(hi.String(), lo.String(), want)
-		} else {
-			es, err = s.Range(lo.String(), hi.String(), want)
-		}
-		if err != nil { // the bounds were checked: not expected
+	// ScanNoCopy decodes the entries into a buffer it reuses, so a long
+	// range costs the reply's bytes and no copy of every entry besides.
+	seq, err := s.ScanNoCopy(lo.String(), hi.String(), count, rev)
+	if err != nil { // the bounds were checked: not expected
+		c.fail(err)
+		return
+	}
+	for id, fields := range seq {
+		c.entry(xstream.Entry{ID: id, Fields: fields})
+		n++
+		if c.replyFull() {
+			// run replaces the reply with an error.
 			big.release(c)
-			c.out = c.out[:start]
-			c.fail(err)
+			c.out, c.replyOver = c.out[:start], true
 			return
 		}
-		for _, e := range es {
-			c.entry(e)
-			n++
-			if c.replyFull() {
-				// run replaces the reply with an error.
-				big.release(c)
-				c.out, c.replyOver = c.out[:start], true
-				return
-			}
-			start = big.cut(c, start)
-		}
-		if len(es) < want || n == count || c.replyFull() {
-			break
-		}
-		last := es[len(es)-1].ID
-		var ok bool
-		if rev {
-			hi, ok = last.Prev()
-		} else {
-			lo, ok = last.Next()
-		}
-		if !ok {
-			break
-		}
+		start = big.cut(c, start)
 	}
 	// The array's length is known only now: put it in front.
 	c.scratch = redcon.AppendArray(c.scratch[:0], n)
