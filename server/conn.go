@@ -92,6 +92,10 @@ type conn struct {
 	streamed, held int
 	replyOver      bool
 	memOver        bool // the reply would pass MaxClientsMemory
+
+	cmdStart int        // where in out the reply of the command in call starts
+	trk      trackState // CLIENT TRACKING and SUBSCRIBE (tracking.go)
+	pushes   pushBox    // invalidations queued by other connections
 }
 
 // replyFull reports whether the running command's reply has passed
@@ -212,6 +216,12 @@ func (c *conn) serve() {
 		}
 		c.srv.commands.Add(1)
 		c.run(args)
+		if c.trk.on {
+			c.afterTracked(args)
+		}
+		if c.pushes.n.Load() != 0 {
+			c.deliverPushes()
+		}
 		if c.quit {
 			c.flush()
 			break
@@ -228,6 +238,7 @@ func (c *conn) serve() {
 	c.nc.Close()
 	c.cancel()
 	c.releaseIn()
+	c.srv.track.gone(c)
 }
 
 func isNetError(err error) bool {
@@ -257,7 +268,18 @@ func (c *conn) next() ([][]byte, error) {
 		if c.flush() != nil {
 			return nil, c.writeErr
 		}
-		c.readErr = c.fill()
+		if !c.pushes.sleep() {
+			c.deliverPushes()
+			continue
+		}
+		rerr := c.fill()
+		if c.awake() && errors.Is(rerr, os.ErrDeadlineExceeded) {
+			rerr = nil // interrupted for pushes
+		}
+		if c.pushes.n.Load() != 0 {
+			c.deliverPushes()
+		}
+		c.readErr = rerr
 		c.public.active.Store(time.Now().UnixMilli())
 	}
 	return nil, c.readErr
@@ -554,6 +576,12 @@ const flushBytes = 64 << 10
 // commands they answer (logBarrier). After a write error, or an error of
 // the log, it writes nothing more and returns that error.
 func (c *conn) flush() error {
+	if c.srv.track.bcast.Load() {
+		c.srv.track.broadcast()
+	}
+	if c.pushes.n.Load() != 0 {
+		c.deliverPushes()
+	}
 	if c.writeErr == nil && len(c.out) > 0 {
 		if c.writeErr = c.logBarrier(); c.writeErr == nil {
 			_, c.writeErr = c.nc.Write(c.out)

@@ -17,6 +17,7 @@ type command struct {
 	// From spec's flags: write (it may change a DB: refused when the
 	// DB's log failed) and no_multi (refused inside MULTI).
 	write, noMulti bool
+	readonly       bool // a read of its keys, remembered for tracking clients
 	idx            int  // in commandsInOrder, and in a server's stats
 	denyOOM        bool // refused past MaxMemory (maxmemory.go)
 }
@@ -41,6 +42,7 @@ func register(name string, arity int, fn func(c *conn, args [][]byte)) *command 
 		cmd.write = cmd.write || f == "write"
 		cmd.noMulti = cmd.noMulti || f == "no_multi"
 		cmd.denyOOM = cmd.denyOOM || f == "denyoom"
+		cmd.readonly = cmd.readonly || f == "readonly"
 	}
 	if parent, sub, ok := strings.Cut(name, "|"); ok {
 		p := commands[parent]
@@ -170,6 +172,12 @@ func (c *conn) admit(cmd *command, args [][]byte) bool {
 	if c.srv.durable && c.refuseWrite(cmd) {
 		return false
 	}
+	if c.subscribed() && c.pubsubRefused(cmd) {
+		if c.multi {
+			c.dirty = true
+		}
+		return false
+	}
 	if c.multi {
 		switch cmd.name {
 		case "exec", "discard", "multi", "quit":
@@ -218,15 +226,30 @@ func (c *conn) call(cmd *command, args [][]byte) {
 	// as a PING).
 	c.calls++
 	if c.calls%timeSample != 1 {
-		cmd.fn(c, args)
+		c.runFn(cmd, args)
 		c.srv.stats.ran(cmd, 0, c.errs != errs)
 		return
 	}
 	start := time.Now()
-	cmd.fn(c, args)
+	c.runFn(cmd, args)
 	d := time.Since(start)
 	c.srv.stats.ran(cmd, timeSample*d, c.errs != errs)
 	c.srv.stats.observeLatency(cmd, d)
+}
+
+// runFn runs cmd's function, with what tracking adds: the keys a
+// tracking client reads, the invalidations of the keys a write changed
+// (when a client tracks).
+func (c *conn) runFn(cmd *command, args [][]byte) {
+	c.cmdStart = len(c.out)
+	if cmd.write && c.srv.track.users.Load() != 0 {
+		c.trackWrite(cmd, args)
+		return
+	}
+	cmd.fn(c, args)
+	if c.trk.on && cmd.readonly && !c.trk.bcast {
+		c.remember(cmd, args)
+	}
 }
 
 // refuseWrite answers Redis's MISCONF error, and reports true, for a

@@ -127,8 +127,9 @@ type Server struct {
 	nodeEntries, nodeBytes int64
 	nodeSizeSet            bool
 
-	clock  clock  // moved by SetTime and FastForward
-	faults faults // set by SetError, FailNext and FailCommand
+	track  tracker // CLIENT TRACKING's table (tracking.go)
+	clock  clock   // moved by SetTime and FastForward
+	faults faults  // set by SetError, FailNext and FailCommand
 
 	clientMem atomic.Int64 // bytes of the clients' buffers (memory.go)
 
