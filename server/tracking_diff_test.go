@@ -43,7 +43,14 @@ func (r *wireConn) do(t *testing.T, args ...string) []byte {
 	return r.reply(t)
 }
 
-func (r *wireConn) reply(t *testing.T) []byte {
+func (r *wireConn) reply(t *testing.T) []byte { return r.frames(t, false) }
+
+// push waits for one push frame, sending nothing.
+func (r *wireConn) push(t *testing.T) []byte { return r.frames(t, true) }
+
+// frames reads up to and with the first frame that is not a push, or the
+// first push when one is true.
+func (r *wireConn) frames(t *testing.T, one bool) []byte {
 	t.Helper()
 	r.nc.SetReadDeadline(time.Now().Add(10 * time.Second)) // a failure bound, not a wait
 	pos := 0
@@ -56,7 +63,7 @@ func (r *wireConn) reply(t *testing.T) []byte {
 			}
 			push := isPushFrame(r.buf[pos : pos+n])
 			pos += n
-			if !push {
+			if !push || one {
 				out := append([]byte(nil), r.buf[:pos]...)
 				r.buf = append(r.buf[:0], r.buf[pos:]...)
 				return out
@@ -112,7 +119,8 @@ func isPushFrame(f []byte) bool {
 // trackScript runs script (lines "NAME command args...", {NAME} standing
 // for NAME's client ID) on both servers, with the connections named in
 // conns (a "3" after a name: it says HELLO 3 first), and compares each
-// command's bytes.
+// command's bytes. A command is taken to have one reply: SUBSCRIBE and
+// UNSUBSCRIBE name one channel at a time.
 func trackScript(t *testing.T, conns, script string) {
 	t.Helper()
 	realSrv := redisWithT(t)
@@ -346,7 +354,8 @@ T XLEN a
 W XADD a 2-1 f v
 R PING
 R HELLO 2
-R SUBSCRIBE __redis__:invalidate other
+R SUBSCRIBE __redis__:invalidate
+R SUBSCRIBE other
 R XLEN a
 R PING
 R PING hi
@@ -364,6 +373,8 @@ R PING
 R FLUSHALL
 R UNSUBSCRIBE
 R UNSUBSCRIBE
+R SUBSCRIBE a
+R UNSUBSCRIBE a
 R PING
 T XLEN a
 W XADD a 5-1 f v
