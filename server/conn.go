@@ -95,7 +95,10 @@ type conn struct {
 
 	cmdStart int        // where in out the reply of the command in call starts
 	trk      trackState // CLIENT TRACKING and SUBSCRIBE (tracking.go)
-	pushes   pushBox    // invalidations queued by other connections
+	pushes   pushBox    // invalidations and MONITOR lines queued by other connections
+
+	monitor   bool     // MONITOR ran (monitor.go)
+	blockFeed [][]byte // a blocking command for MONITOR, until shown
 }
 
 // replyFull reports whether the running command's reply has passed
@@ -239,6 +242,7 @@ func (c *conn) serve() {
 	c.cancel()
 	c.releaseIn()
 	c.srv.track.gone(c)
+	c.unmonitor()
 }
 
 func isNetError(err error) bool {
@@ -454,6 +458,10 @@ func (c *conn) watch() (stop func()) {
 	old := cap(c.in)
 	c.in, c.pos, c.argv = append([]byte(nil), c.in[c.pos:]...), 0, nil
 	c.srv.clientMem.Add(int64(cap(c.in) - old))
+	if c.blockFeed != nil {
+		c.feedMonitors(c.blockFeed)
+		c.blockFeed = nil
+	}
 	c.ahead.setRelease(false)
 	c.srv.stats.blocked.Add(1)
 	var stopping atomic.Bool

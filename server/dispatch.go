@@ -18,6 +18,8 @@ type command struct {
 	// DB's log failed) and no_multi (refused inside MULTI).
 	write, noMulti bool
 	readonly       bool // a read of its keys, remembered for tracking clients
+	noMonitor      bool // admin: not shown to MONITOR
+	blocking       bool // may block (XREAD, XREADGROUP)
 	idx            int  // in commandsInOrder, and in a server's stats
 	denyOOM        bool // refused past MaxMemory (maxmemory.go)
 }
@@ -43,6 +45,8 @@ func register(name string, arity int, fn func(c *conn, args [][]byte)) *command 
 		cmd.noMulti = cmd.noMulti || f == "no_multi"
 		cmd.denyOOM = cmd.denyOOM || f == "denyoom"
 		cmd.readonly = cmd.readonly || f == "readonly"
+		cmd.noMonitor = cmd.noMonitor || f == "admin" || f == "skip_monitor"
+		cmd.blocking = cmd.blocking || f == "blocking"
 	}
 	if parent, sub, ok := strings.Cut(name, "|"); ok {
 		p := commands[parent]
@@ -172,7 +176,7 @@ func (c *conn) admit(cmd *command, args [][]byte) bool {
 	if c.srv.durable && c.refuseWrite(cmd) {
 		return false
 	}
-	if c.subscribed() && c.pubsubRefused(cmd) {
+	if c.monitor && c.monitorRefused(cmd) || c.subscribed() && c.pubsubRefused(cmd) {
 		if c.multi {
 			c.dirty = true
 		}
@@ -180,7 +184,7 @@ func (c *conn) admit(cmd *command, args [][]byte) bool {
 	}
 	if c.multi {
 		switch cmd.name {
-		case "exec", "discard", "multi", "quit":
+		case "exec", "discard", "multi", "quit", "reset": // not queued, as in Redis
 		default:
 			cost := 24*len(args) + 64
 			for _, a := range args {
@@ -225,16 +229,24 @@ func (c *conn) call(cmd *command, args [][]byte) {
 	// the others (a clock read costs 150 ns or more on some VMs, as much
 	// as a PING).
 	c.calls++
+	mon := c.srv.mon.n.Load() != 0 && !cmd.noMonitor
+	if mon && cmd.blocking {
+		c.blockFeed = args // shown when it blocks (watch), if it does
+	}
 	if c.calls%timeSample != 1 {
 		c.runFn(cmd, args)
 		c.srv.stats.ran(cmd, 0, c.errs != errs)
-		return
+	} else {
+		start := time.Now()
+		c.runFn(cmd, args)
+		d := time.Since(start)
+		c.srv.stats.ran(cmd, timeSample*d, c.errs != errs)
+		c.srv.stats.observeLatency(cmd, d)
 	}
-	start := time.Now()
-	c.runFn(cmd, args)
-	d := time.Since(start)
-	c.srv.stats.ran(cmd, timeSample*d, c.errs != errs)
-	c.srv.stats.observeLatency(cmd, d)
+	if mon && (!cmd.blocking || c.blockFeed != nil) {
+		c.feedMonitors(args)
+	}
+	c.blockFeed = nil
 }
 
 // runFn runs cmd's function, with what tracking adds: the keys a

@@ -127,9 +127,10 @@ type Server struct {
 	nodeEntries, nodeBytes int64
 	nodeSizeSet            bool
 
-	track  tracker // CLIENT TRACKING's table (tracking.go)
-	clock  clock   // moved by SetTime and FastForward
-	faults faults  // set by SetError, FailNext and FailCommand
+	track  tracker  // CLIENT TRACKING's table (tracking.go)
+	mon    monitors // MONITOR's clients (monitor.go)
+	clock  clock    // moved by SetTime and FastForward
+	faults faults   // set by SetError, FailNext and FailCommand
 
 	clientMem atomic.Int64 // bytes of the clients' buffers (memory.go)
 

@@ -70,6 +70,7 @@ const (
 	pushKeys   = iota // invalidate keys
 	pushNull          // invalidate everything (a flush)
 	pushBroken        // tracking-redir-broken
+	pushRaw           // bytes as they are (a MONITOR line)
 )
 
 // push is an invalidation waiting in a pushBox; its receiver writes it
@@ -80,6 +81,7 @@ type push struct {
 	nullResp   int      // pushNull: the protocol of the tracking client, whose null it is
 	id         int64    // pushBroken: the redirect target that went away
 	keys       []string // pushKeys
+	raw        []byte   // pushRaw
 }
 
 // pushBox holds the pushes queued for a connection by other goroutines.
@@ -153,6 +155,9 @@ const invalidateChannel = "__redis__:invalidate"
 
 // appendPush appends p as c receives it (see deliverPushes).
 func (c *conn) appendPush(out []byte, p push) []byte {
+	if p.kind == pushRaw {
+		return append(out, p.raw...)
+	}
 	if p.kind == pushBroken {
 		if c.resp < 3 {
 			return out

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"net"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -37,10 +38,15 @@ func dialWire(t *testing.T, addr string) *wireConn {
 // is not a push (a RESP3 push, or a RESP2 Pub/Sub message).
 func (r *wireConn) do(t *testing.T, args ...string) []byte {
 	t.Helper()
+	r.send(t, args...)
+	return r.reply(t)
+}
+
+func (r *wireConn) send(t *testing.T, args ...string) {
+	t.Helper()
 	if _, err := r.nc.Write([]byte(resp(args...))); err != nil {
 		t.Fatal(err)
 	}
-	return r.reply(t)
 }
 
 func (r *wireConn) reply(t *testing.T) []byte { return r.frames(t, false) }
@@ -112,14 +118,23 @@ func frameLen(b []byte) int {
 	return n
 }
 
+// isPushFrame reports whether f comes unasked: a RESP3 push, a RESP2
+// Pub/Sub message or a MONITOR line.
 func isPushFrame(f []byte) bool {
-	return f[0] == '>' || bytes.HasPrefix(f, []byte("*3\r\n$7\r\nmessage\r\n"))
+	return f[0] == '>' || bytes.HasPrefix(f, []byte("*3\r\n$7\r\nmessage\r\n")) || monitorLine.Match(f)
 }
 
+// monitorLine matches a MONITOR line: its time and address differ
+// between the servers.
+var monitorLines = regexp.MustCompile(`(?m)^\+[0-9]+\.[0-9]{6} \[([0-9]+) 127\.0\.0\.1:[0-9]+\] `)
+
+var monitorLine = regexp.MustCompile(`^\+[0-9]+\.[0-9]{6} \[([0-9]+) 127\.0\.0\.1:[0-9]+\] `)
+
 // trackScript runs script (lines "NAME command args...", {NAME} standing
-// for NAME's client ID) on both servers, with the connections named in
+// for NAME's client ID, an argument in double quotes unquoted as in Go) on both servers, with the connections named in
 // conns (a "3" after a name: it says HELLO 3 first), and compares each
-// command's bytes. A command is taken to have one reply: SUBSCRIBE and
+// command's bytes ("NAME!": a command with no reply, whose bytes come
+// with the next). A command is taken to have one reply: SUBSCRIBE and
 // UNSUBSCRIBE name one channel at a time.
 func trackScript(t *testing.T, conns, script string) {
 	t.Helper()
@@ -155,7 +170,7 @@ func trackScript(t *testing.T, conns, script string) {
 	xs.nextID.Add(100)
 	sides := [2]side{open(realSrv), open(xs.Addr())}
 	norm := func(s side, b []byte) string {
-		out := string(b)
+		out := monitorLines.ReplaceAllString(string(b), "+TIME [$1 ADDR] ")
 		for name, id := range s.ids {
 			out = strings.ReplaceAll(out, ":"+id+"\r\n", ":{"+name+"}\r\n")
 		}
@@ -167,14 +182,25 @@ func trackScript(t *testing.T, conns, script string) {
 		for i, s := range sides {
 			a := make([]string, len(args))
 			for j, arg := range args {
+				if strings.HasPrefix(arg, `"`) {
+					u, err := strconv.Unquote(arg)
+					if err != nil {
+						t.Fatalf("%s: %v", arg, err)
+					}
+					arg = u
+				}
 				for n, id := range s.ids {
 					arg = strings.ReplaceAll(arg, "{"+n+"}", id)
 				}
 				a[j] = arg
 			}
-			rc := s.conns[name]
+			rc := s.conns[strings.TrimSuffix(name, "!")]
 			if rc == nil {
 				t.Fatalf("no connection %s", name)
+			}
+			if strings.HasSuffix(name, "!") {
+				rc.send(t, a...) // no reply expected
+				continue
 			}
 			got[i] = norm(s, rc.do(t, a...))
 		}
