@@ -99,6 +99,8 @@ type conn struct {
 
 	monitor   bool     // MONITOR ran (monitor.go)
 	blockFeed [][]byte // a blocking command for MONITOR, until shown
+	blockedUS int64    // µs the running command waited blocked, for SLOWLOG
+	busy      bool     // counted in slowlog.busy
 }
 
 // replyFull reports whether the running command's reply has passed
@@ -194,6 +196,8 @@ func (c *conn) stopReading() {
 }
 
 func (c *conn) serve() {
+	c.setBusy(true)
+	defer c.setBusy(false)
 	c.fr = newFrameReader(c.nc, frameLimits{max: c.srv.opts.MaxRequestBytes, maxArgs: c.srv.opts.MaxArgs})
 	c.ahead = newRequestQueue(min(c.srv.opts.MaxRequestBytes, maxQueueBytes))
 	for {
@@ -276,10 +280,12 @@ func (c *conn) next() ([][]byte, error) {
 			c.deliverPushes()
 			continue
 		}
+		c.setBusy(false)
 		rerr := c.fill()
 		if c.awake() && errors.Is(rerr, os.ErrDeadlineExceeded) {
 			rerr = nil // interrupted for pushes
 		}
+		c.setBusy(true)
 		if c.pushes.n.Load() != 0 {
 			c.deliverPushes()
 		}
@@ -464,6 +470,9 @@ func (c *conn) watch() (stop func()) {
 	}
 	c.ahead.setRelease(false)
 	c.srv.stats.blocked.Add(1)
+	c.setBusy(false) // the wait is not the command's time
+	th := c.srv.slow.threshold.Load()
+	blockStart := c.srv.slowNow(th)
 	var stopping atomic.Bool
 	done := make(chan struct{})
 	go func() {
@@ -496,6 +505,8 @@ func (c *conn) watch() (stop func()) {
 		}
 	}()
 	return func() {
+		c.setBusy(true)
+		c.blockedUS += c.srv.slowNow(th) - blockStart
 		c.srv.stats.blocked.Add(-1)
 		stopping.Store(true)
 		c.nc.SetReadDeadline(time.Unix(1, 0))

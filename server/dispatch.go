@@ -20,6 +20,7 @@ type command struct {
 	readonly       bool // a read of its keys, remembered for tracking clients
 	noMonitor      bool // admin: not shown to MONITOR
 	blocking       bool // may block (XREAD, XREADGROUP)
+	skipSlowlog    bool // not logged by SLOWLOG (EXEC)
 	idx            int  // in commandsInOrder, and in a server's stats
 	denyOOM        bool // refused past MaxMemory (maxmemory.go)
 }
@@ -47,6 +48,7 @@ func register(name string, arity int, fn func(c *conn, args [][]byte)) *command 
 		cmd.readonly = cmd.readonly || f == "readonly"
 		cmd.noMonitor = cmd.noMonitor || f == "admin" || f == "skip_monitor"
 		cmd.blocking = cmd.blocking || f == "blocking"
+		cmd.skipSlowlog = cmd.skipSlowlog || f == "skip_slowlog"
 	}
 	if parent, sub, ok := strings.Cut(name, "|"); ok {
 		p := commands[parent]
@@ -233,6 +235,10 @@ func (c *conn) call(cmd *command, args [][]byte) {
 	if mon && cmd.blocking {
 		c.blockFeed = args // shown when it blocks (watch), if it does
 	}
+	th, slowStart := c.srv.slow.threshold.Load(), int64(0)
+	if th >= 0 {
+		slowStart = c.srv.slowNow(th)
+	}
 	if c.calls%timeSample != 1 {
 		c.runFn(cmd, args)
 		c.srv.stats.ran(cmd, 0, c.errs != errs)
@@ -242,6 +248,9 @@ func (c *conn) call(cmd *command, args [][]byte) {
 		d := time.Since(start)
 		c.srv.stats.ran(cmd, timeSample*d, c.errs != errs)
 		c.srv.stats.observeLatency(cmd, d)
+	}
+	if th >= 0 {
+		c.slowEnd(th, slowStart, cmd, args)
 	}
 	if mon && (!cmd.blocking || c.blockFeed != nil) {
 		c.feedMonitors(args)

@@ -129,6 +129,7 @@ type Server struct {
 
 	track  tracker  // CLIENT TRACKING's table (tracking.go)
 	mon    monitors // MONITOR's clients (monitor.go)
+	slow   slowlog  // SLOWLOG (slowlog.go)
 	clock  clock    // moved by SetTime and FastForward
 	faults faults   // set by SetError, FailNext and FailCommand
 
@@ -176,6 +177,7 @@ func New(opts Options) *Server {
 	s.usedMemory = heapInUseBytes
 	s.prevMemLimit = -1
 	s.persist.init(s)
+	s.slow.init()
 	s.stats.init()
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	return s
@@ -413,6 +415,7 @@ func (s *Server) shutdownLocked(ctx context.Context) error {
 		<-done
 		err = ctx.Err()
 	}
+	s.slow.wg.Wait() // the ticker of the slow log's clock
 	s.closeErr = s.closeDBs()
 	if s.prevMemLimit >= 0 {
 		debug.SetMemoryLimit(s.prevMemLimit)

@@ -128,6 +128,13 @@ func isPushFrame(f []byte) bool {
 // between the servers.
 var monitorLines = regexp.MustCompile(`(?m)^\+[0-9]+\.[0-9]{6} \[([0-9]+) 127\.0\.0\.1:[0-9]+\] `)
 
+// slowTimes and addrBulks match the times of a SLOWLOG entry and a
+// client address.
+var (
+	slowTimes = regexp.MustCompile(`\*6\r\n:([0-9]+)\r\n:[0-9]+\r\n:[0-9]+\r\n`)
+	addrBulks = regexp.MustCompile(`\$[0-9]+\r\n127\.0\.0\.1:[0-9]+\r\n`)
+)
+
 var monitorLine = regexp.MustCompile(`^\+[0-9]+\.[0-9]{6} \[([0-9]+) 127\.0\.0\.1:[0-9]+\] `)
 
 // trackScript runs script (lines "NAME command args...", {NAME} standing
@@ -171,6 +178,8 @@ func trackScript(t *testing.T, conns, script string) {
 	sides := [2]side{open(realSrv), open(xs.Addr())}
 	norm := func(s side, b []byte) string {
 		out := monitorLines.ReplaceAllString(string(b), "+TIME [$1 ADDR] ")
+		out = slowTimes.ReplaceAllString(out, "*6\r\n:$1\r\n:TIME\r\n:USEC\r\n")
+		out = addrBulks.ReplaceAllString(out, "$$ADDR\r\n")
 		for name, id := range s.ids {
 			out = strings.ReplaceAll(out, ":"+id+"\r\n", ":{"+name+"}\r\n")
 		}
