@@ -230,6 +230,7 @@ func (c *conn) serve() {
 			c.deliverPushes()
 		}
 		if c.quit {
+			c.srv.track.gone(c) // before the reply: a redirect to c is broken once QUIT is answered
 			c.flush()
 			break
 		}

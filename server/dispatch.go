@@ -250,7 +250,11 @@ func (c *conn) call(cmd *command, args [][]byte) {
 		c.srv.stats.observeLatency(cmd, d)
 	}
 	if th >= 0 {
-		c.slowEnd(th, slowStart, cmd, args)
+		// slowEnd looks closer only past the threshold (as it was or as
+		// it is now): the common case costs an atomic load.
+		if d := c.srv.slowNow(th) - slowStart; d >= min(th, c.srv.slow.threshold.Load()) || c.blockedUS != 0 {
+			c.slowEnd(th, d, cmd, args)
+		}
 	}
 	if mon && (!cmd.blocking || c.blockFeed != nil) {
 		c.feedMonitors(args)

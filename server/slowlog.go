@@ -173,13 +173,13 @@ func (s *Server) startTicker() {
 	if l.threshold.Load() >= int64(coarseBelow) && l.busy.Load() > 0 && !l.ticking.Load() && l.ticking.CompareAndSwap(false, true) {
 		l.coarse.Store(s.now().UnixMicro())
 		l.wg.Add(1)
-		go s.tick()
+		go s.tick(s.ctx.Done())
 	}
 }
 
 // tick sets the coarse clock every slowTick while a connection is busy,
-// and returns at the first tick that finds none, or at shutdown.
-func (s *Server) tick() {
+// and returns at the first tick that finds none, or at shutdown (done).
+func (s *Server) tick(done <-chan struct{}) {
 	l := &s.slow
 	defer l.wg.Done()
 	t := time.NewTicker(slowTick)
@@ -187,7 +187,7 @@ func (s *Server) tick() {
 	for {
 		select {
 		case <-t.C:
-		case <-s.ctx.Done():
+		case <-done:
 			l.ticking.Store(false)
 			return
 		}
@@ -203,11 +203,11 @@ func (s *Server) tick() {
 	}
 }
 
-// slowEnd logs cmd, which began at start (by slowNow(th)), when it took
-// the threshold or more (as it is now: CONFIG SET's own change counts),
-// less what it waited blocked.
-func (c *conn) slowEnd(th, start int64, cmd *command, args [][]byte) {
-	d := c.srv.slowNow(th) - start - c.blockedUS
+// slowEnd logs cmd, which took elapsed µs (by slowNow(th)), when that,
+// less what it waited blocked, is the threshold or more (as it is now:
+// CONFIG SET's own change counts).
+func (c *conn) slowEnd(th, elapsed int64, cmd *command, args [][]byte) {
+	d := elapsed - c.blockedUS
 	c.blockedUS = 0
 	if now := c.srv.slow.threshold.Load(); now < 0 || d < now || cmd.skipSlowlog {
 		return

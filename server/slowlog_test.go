@@ -121,17 +121,16 @@ func TestSlowlogCoarse(t *testing.T) {
 	l.coarse.Store(1_000_000)
 	th := l.threshold.Load() // Redis's default, 10000
 	args := [][]byte{[]byte("XLEN"), []byte("s")}
-	start := srv.slowNow(th)
-	l.coarse.Store(start + 9000)
-	c.slowEnd(th, start, commands["xlen"], args)
-	start = srv.slowNow(th)
-	l.coarse.Store(start + 15000)
-	c.slowEnd(th, start, commands["xlen"], args)
+	took := func(us int64) int64 { // as call measures it
+		start := srv.slowNow(th)
+		l.coarse.Store(start + us)
+		return srv.slowNow(th) - start
+	}
+	c.slowEnd(th, took(9000), commands["xlen"], args)
+	c.slowEnd(th, took(15000), commands["xlen"], args)
 	// A blocked command's wait is left out.
-	start = srv.slowNow(th)
-	l.coarse.Store(start + 25000)
 	c.blockedUS = 20000
-	c.slowEnd(th, start, commands["xread"], args)
+	c.slowEnd(th, took(25000), commands["xread"], args)
 	if len(l.entries) != 1 || l.entries[0].usec != 15000 || l.entries[0].unix != 1700000000 {
 		t.Fatalf("entries %+v, want one of 15000 µs", l.entries)
 	}
