@@ -98,6 +98,7 @@ type conn struct {
 	pushes   pushBox    // invalidations and MONITOR lines queued by other connections
 
 	monitor   bool     // MONITOR ran (monitor.go)
+	special   bool     // tracking, subscribed or monitor: see setSpecial
 	blockFeed [][]byte // a blocking command for MONITOR, until shown
 	blockedUS int64    // µs the running command waited blocked, for SLOWLOG
 	busy      bool     // counted in slowlog.busy
@@ -223,11 +224,13 @@ func (c *conn) serve() {
 		}
 		c.srv.commands.Add(1)
 		c.run(args)
-		if c.trk.on {
-			c.afterTracked(args)
-		}
-		if c.pushes.n.Load() != 0 {
-			c.deliverPushes()
+		if c.special { // a tracking client's own invalidations follow the reply
+			if c.trk.on {
+				c.afterTracked(args)
+			}
+			if c.pushes.n.Load() != 0 {
+				c.deliverPushes()
+			}
 		}
 		if c.quit {
 			c.srv.track.gone(c) // before the reply: a redirect to c is broken once QUIT is answered

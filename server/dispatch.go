@@ -178,7 +178,7 @@ func (c *conn) admit(cmd *command, args [][]byte) bool {
 	if c.srv.durable && c.refuseWrite(cmd) {
 		return false
 	}
-	if c.monitor && c.monitorRefused(cmd) || c.subscribed() && c.pubsubRefused(cmd) {
+	if c.special && (c.monitor && c.monitorRefused(cmd) || c.subscribed() && c.pubsubRefused(cmd)) {
 		if c.multi {
 			c.dirty = true
 		}
@@ -236,37 +236,54 @@ func (c *conn) call(cmd *command, args [][]byte) {
 		c.blockFeed = args // shown when it blocks (watch), if it does
 	}
 	th, slowStart := c.srv.slow.threshold.Load(), int64(0)
-	if th >= 0 {
+	if th >= int64(coarseBelow) {
+		slowStart = c.srv.slow.coarse.Load() // slowNow, inline
+	} else if th >= 0 {
 		slowStart = c.srv.slowNow(th)
 	}
-	if c.calls%timeSample != 1 {
-		c.runFn(cmd, args)
-		c.srv.stats.ran(cmd, 0, c.errs != errs)
+	timed := c.calls%timeSample == 1
+	var start time.Time
+	if timed {
+		start = time.Now()
+	}
+	c.cmdStart = len(c.out)
+	if c.trk.on || cmd.write && c.srv.track.users.Load() != 0 {
+		c.runTracked(cmd, args)
 	} else {
-		start := time.Now()
-		c.runFn(cmd, args)
+		cmd.fn(c, args)
+	}
+	if timed {
 		d := time.Since(start)
 		c.srv.stats.ran(cmd, timeSample*d, c.errs != errs)
 		c.srv.stats.observeLatency(cmd, d)
+	} else {
+		c.srv.stats.ran(cmd, 0, c.errs != errs)
 	}
 	if th >= 0 {
+		end := int64(0)
+		if th >= int64(coarseBelow) {
+			end = c.srv.slow.coarse.Load() // slowNow, inline
+		} else {
+			end = c.srv.slowNow(th)
+		}
 		// slowEnd looks closer only past the threshold (as it was or as
-		// it is now): the common case costs an atomic load.
-		if d := c.srv.slowNow(th) - slowStart; d >= min(th, c.srv.slow.threshold.Load()) || c.blockedUS != 0 {
+		// it is now, after a CONFIG SET).
+		if d := end - slowStart; d >= th || c.blockedUS != 0 || d >= c.srv.slow.threshold.Load() {
 			c.slowEnd(th, d, cmd, args)
 		}
 	}
-	if mon && (!cmd.blocking || c.blockFeed != nil) {
-		c.feedMonitors(args)
+	if mon {
+		if !cmd.blocking || c.blockFeed != nil {
+			c.feedMonitors(args)
+		}
+		c.blockFeed = nil
 	}
-	c.blockFeed = nil
 }
 
-// runFn runs cmd's function, with what tracking adds: the keys a
+// runTracked runs cmd's function with what tracking adds: the keys a
 // tracking client reads, the invalidations of the keys a write changed
 // (when a client tracks).
-func (c *conn) runFn(cmd *command, args [][]byte) {
-	c.cmdStart = len(c.out)
+func (c *conn) runTracked(cmd *command, args [][]byte) {
 	if cmd.write && c.srv.track.users.Load() != 0 {
 		c.trackWrite(cmd, args)
 		return

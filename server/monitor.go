@@ -51,6 +51,7 @@ func init() {
 		m.n.Store(int32(len(m.conns)))
 		m.mu.Unlock()
 		c.monitor = true
+		c.setSpecial()
 		c.ok()
 	})
 }
@@ -62,6 +63,7 @@ func (c *conn) unmonitor() {
 		return
 	}
 	c.monitor = false
+	c.setSpecial()
 	m := &c.srv.mon
 	m.mu.Lock()
 	m.conns = slices.DeleteFunc(m.conns, func(o *conn) bool { return o == c })

@@ -1,25 +1,45 @@
 package server
 
-import "testing"
+import (
+	"strconv"
+	"testing"
 
-// BenchmarkServeSlowlog is BenchmarkServe's PING under each timing of the
-// slow log: off (-1), coarse (10000 µs, Redis's default: the coarse clock
-// and its ticker) and precise (5000 µs: two clock reads per command; no
-// command is slow enough to be logged). Compare with BenchmarkServe/PING
-// of a build without the slow log:
+	"github.com/xstreamgo/xstream"
+)
+
+// BenchmarkServeSlowlog is BenchmarkServe's PING and XRANGE-COUNT-10
+// under each timing of the slow log: off (-1), coarse (10000 µs, Redis's
+// default: the coarse clock and its ticker) and precise (5000 µs: two
+// clock reads per command; no command is slow enough to be logged).
+// Compare with BenchmarkServe of a build without the slow log:
 //
-//	go test -run '^$' -bench 'BenchmarkServeSlowlog|BenchmarkServe/PING$'
+//	go test -run '^$' -bench 'BenchmarkServeSlowlog|BenchmarkServe/(PING|XRANGE-COUNT-10)$'
 func BenchmarkServeSlowlog(b *testing.B) {
-	for _, tc := range []struct {
-		name      string
-		threshold int64
-	}{{"off", -1}, {"coarse", 10000}, {"precise", 5000}} {
-		b.Run(tc.name, func(b *testing.B) {
-			srv := New(Options{})
-			srv.slow.threshold.Store(tc.threshold)
-			serveMemory(b, srv, []byte(resp("PING")), false)
-			srv.cancel()
-			srv.slow.wg.Wait()
-		})
+	for _, cmd := range []struct {
+		name string
+		req  string
+		fill bool
+	}{
+		{"PING", resp("PING"), false},
+		{"XRANGE-COUNT-10", resp("XRANGE", "bench", "50000", "+", "COUNT", "10"), true},
+	} {
+		for _, tc := range []struct {
+			name      string
+			threshold int64
+		}{{"off", -1}, {"coarse", 10000}, {"precise", 5000}} {
+			b.Run(cmd.name+"/"+tc.name, func(b *testing.B) {
+				srv := New(Options{})
+				if cmd.fill {
+					s := srv.DB(0).Stream("bench")
+					for i := 1; i <= 100_000; i++ {
+						s.Add(xstream.AddArgs{ID: strconv.Itoa(i) + "-0"}, xstream.Fields("sensor-id", "1234", "temperature", "19.8")...)
+					}
+				}
+				srv.slow.threshold.Store(tc.threshold)
+				serveMemory(b, srv, []byte(cmd.req), false)
+				srv.cancel()
+				srv.slow.wg.Wait()
+			})
+		}
 	}
 }

@@ -21,11 +21,14 @@ import (
 //
 // A connection's goroutine owns its writes to the client: an invalidation
 // for another connection is queued in that connection's pushBox, which
-// its goroutine writes out at its next command boundary, or at once when
-// it waits for input (the queuing interrupts its read, see pushBox.add).
-// A connection that neither tracks nor receives pays one atomic load per
-// command (pushBox.n) and, when no client tracks, a write pays one more
-// (tracker.users).
+// its goroutine writes out after its running command (a tracking,
+// subscribed or monitoring connection: conn.special) or batch of commands
+// (any other), or at once when it waits for input (the queuing interrupts
+// its read, see addPush). A tracking client's own invalidations follow
+// the reply of the command that caused them. A command of a connection
+// that does not track reads one flag of its own and, for a write, one
+// atomic (tracker.users); each batch of input costs two uncontended lock
+// pairs (pushBox.sleep and awake).
 
 // tracker is a server's tracking table.
 type tracker struct {
@@ -93,7 +96,7 @@ type pushBox struct {
 	woken bool // add interrupted it
 }
 
-// add queues p for c. When c's goroutine waits for input, it interrupts
+// addPush queues p for c. When c's goroutine waits for input, it interrupts
 // the read with a past deadline, which the goroutine clears (awake). It
 // never blocks.
 func (c *conn) addPush(p push) {

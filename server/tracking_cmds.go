@@ -87,6 +87,7 @@ func clientTracking(c *conn, args [][]byte) {
 		t.mu.Lock()
 		t.disableLocked(c)
 		t.mu.Unlock()
+		c.setSpecial()
 		c.ok()
 		return
 	case !is(args[2], "on"):
@@ -139,6 +140,7 @@ func clientTracking(c *conn, args [][]byte) {
 			c.trk.prefixes = slices.Insert(c.trk.prefixes, i, p)
 		}
 	}
+	c.setSpecial()
 	c.ok()
 }
 
@@ -260,6 +262,7 @@ func subscribe(c *conn, args [][]byte) {
 		c.trk.channels[string(ch)] = struct{}{}
 		c.pubsubReply("subscribe", ch, false)
 	}
+	c.setSpecial()
 }
 
 // unsubscribe answers UNSUBSCRIBE [channel...]: the client leaves the
@@ -279,6 +282,7 @@ func unsubscribe(c *conn, args [][]byte) {
 		delete(c.trk.channels, string(ch))
 		c.pubsubReply("unsubscribe", ch, false)
 	}
+	c.setSpecial()
 }
 
 // pubsubReply writes a (un)subscribe confirmation: kind, the channel (a
@@ -320,6 +324,7 @@ func (c *conn) resetTracking() {
 	t.disableLocked(c)
 	c.trk.channels = nil
 	t.mu.Unlock()
+	c.setSpecial()
 }
 
 // trackWrite runs cmd, a command that may change keys, while clients
@@ -384,4 +389,12 @@ func (c *conn) afterTracked(args [][]byte) {
 		c.trk.resp = c.resp
 		t.mu.Unlock()
 	}
+}
+
+// setSpecial notes whether c tracks keys, is subscribed or monitors: only
+// then do its commands look at those states (admit) and write the pushes
+// queued for it right after each reply. Another connection's pushes wait
+// for the end of its batch of commands (next, flush).
+func (c *conn) setSpecial() {
+	c.special = c.trk.on || len(c.trk.channels) > 0 || c.monitor
 }
