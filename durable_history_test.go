@@ -492,6 +492,7 @@ func probeDB(db *DB) (dump string, err error) {
 		for _, e := range info.Entries {
 			fmt.Fprintf(&b, "  %s %q\n", e.ID, e.Fields)
 		}
+		b.WriteString(idmpDump(s))
 		for _, g := range info.GroupDetails {
 			fmt.Fprintf(&b, "  group %+v\n", g.GroupInfo)
 			for _, p := range g.PEL {

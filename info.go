@@ -13,6 +13,11 @@ type StreamInfo struct {
 	FirstEntry           *Entry
 	LastEntry            *Entry
 
+	// Idempotence describes idempotent production (the IDMP fields of
+	// Redis 8.6); nil for a stream that never used it (its defaults
+	// apply: Stream.IdempotenceInfo gives them).
+	Idempotence *IdempotenceInfo
+
 	// Entries and GroupDetails are filled by InfoFull only.
 	Entries      []Entry
 	GroupDetails []GroupDetail
@@ -33,6 +38,10 @@ func (s *Stream) infoLocked() StreamInfo {
 		MaxDeletedEntryID:    ID(s.st.MaxDeleted()),
 		EntriesAdded:         s.st.EntriesAdded(),
 		RecordedFirstEntryID: ID(s.st.FirstID()),
+	}
+	if s.idmp != nil {
+		idmp := s.idmpInfoLocked()
+		info.Idempotence = &idmp
 	}
 	if s.groups != nil {
 		info.Groups = s.groups.Len()
