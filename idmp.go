@@ -173,17 +173,16 @@ func autoIID(fields []Field) string {
 	if !slices.IsSortedFunc(fields, compareFields) {
 		sorted = slices.SortedFunc(slices.Values(fields), compareFields)
 	}
-	h := sha256.New()
-	var b []byte
+	var buf [512]byte
+	b := buf[:0]
 	for _, f := range sorted {
-		b = binary.AppendUvarint(b[:0], uint64(len(f.Name)))
+		b = binary.AppendUvarint(b, uint64(len(f.Name)))
 		b = append(b, f.Name...)
 		b = binary.AppendUvarint(b, uint64(len(f.Value)))
 		b = append(b, f.Value...)
-		h.Write(b)
 	}
-	var sum [sha256.Size]byte
-	return string(h.Sum(sum[:0])[:16])
+	sum := sha256.Sum256(b)
+	return string(sum[:16])
 }
 
 func compareFields(a, b Field) int {
