@@ -2,6 +2,7 @@ package xstream
 
 import (
 	"sync"
+	"unsafe"
 
 	"github.com/xstreamgo/xstream/internal/store"
 )
@@ -17,6 +18,8 @@ type collector struct {
 
 	mastBlk   *store.Block // block whose master names are in mastSpans
 	mastSpans []span
+
+	fields []Field // ScanNoCopy's fields of one entry, views into buf
 }
 
 var collectors = sync.Pool{New: func() any { return new(collector) }}
@@ -33,6 +36,8 @@ func putCollector(c *collector) {
 
 func (c *collector) reset() {
 	c.ids, c.nf, c.spans, c.buf = c.ids[:0], c.nf[:0], c.spans[:0], c.buf[:0]
+	clear(c.fields) // drop the views into buf
+	c.fields = c.fields[:0]
 	c.mastBlk, c.mastSpans = nil, c.mastSpans[:0]
 }
 
@@ -111,6 +116,15 @@ func (c *collector) entries() []Entry {
 		}
 	}
 	return out
+}
+
+// view returns the string at sp in buf without copying it: it is valid
+// only until buf is reused (ScanNoCopy).
+func (c *collector) view(sp span) string {
+	if sp.len == 0 {
+		return ""
+	}
+	return unsafe.String(&c.buf[sp.off], sp.len)
 }
 
 // span locates one string inside a byte slice.

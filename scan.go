@@ -5,6 +5,10 @@ import "iter"
 // scanBatch is how many entries Scan decodes per lock hold.
 const scanBatch = 64
 
+// noCopyBatch is how many entries ScanNoCopy decodes per lock hold: more
+// than Scan, since its buffer is reused rather than allocated per batch.
+const noCopyBatch = 1024
+
 // Scan returns an iterator over the entries with start <= ID <= end in
 // ascending order, for long scans that should not build one big slice.
 // Bounds take the forms Range accepts; a bad bound is returned as an error
@@ -42,6 +46,74 @@ func (s *Stream) Scan(start, end string) (iter.Seq2[ID, []Field], error) {
 				return
 			}
 			lo = next
+		}
+	}, nil
+}
+
+// ScanNoCopy is Scan without copies, of at most count entries (0: no
+// limit; a negative count is an ErrInvalidArgument error) in either order
+// (rev: from end down to start). It decodes batches of 1,024 entries, each one under the
+// stream's read lock and so one atomic view, into a buffer it reuses for
+// the next,
+// and the []Field and the strings it yields point into that buffer: they
+// are valid only until the loop body returns, so copy what you keep
+// (strings.Clone). In exchange a scan of any length allocates nothing
+// per entry or batch once its buffer has grown to a batch's size. It
+// suits code that writes each entry somewhere at once, such as a reply
+// or a file. Like Scan it holds the lock only while it decodes a batch,
+// so the loop body may call any method of the stream.
+func (s *Stream) ScanNoCopy(start, end string, count int, rev bool) (iter.Seq2[ID, []Field], error) {
+	if count < 0 {
+		return nil, errorf(ErrInvalidArgument, "count must be >= 0, got %d", count)
+	}
+	from, to, empty, err := parseRange(start, end)
+	if err != nil {
+		return nil, err
+	}
+	return func(yield func(ID, []Field) bool) {
+		if empty {
+			return
+		}
+		lo, hi := from, to // the closure keeps its bounds by value
+		c := getCollector()
+		defer putCollector(c)
+		for left := count; ; {
+			batch := noCopyBatch
+			if count > 0 {
+				batch = min(batch, left)
+			}
+			c.reset()
+			s.mu.RLock()
+			s.collectRangeLocked(c, lo, hi, batch, rev)
+			s.runlock()
+			n := len(c.ids)
+			s.ctr.read.Add(int64(n))
+			spans := c.spans
+			for i, id := range c.ids {
+				nf := int(c.nf[i])
+				c.fields = c.fields[:0]
+				for k := range nf {
+					c.fields = append(c.fields, Field{c.view(spans[2*k]), c.view(spans[2*k+1])})
+				}
+				spans = spans[2*nf:]
+				if !yield(id, c.fields) {
+					return
+				}
+			}
+			if left -= n; n < batch || (count > 0 && left == 0) {
+				return
+			}
+			var ok bool
+			if last := c.ids[n-1]; rev {
+				hi, ok = last.Prev()
+				ok = ok && !hi.Less(lo)
+			} else {
+				lo, ok = last.Next()
+				ok = ok && !hi.Less(lo)
+			}
+			if !ok {
+				return
+			}
 		}
 	}, nil
 }

@@ -64,20 +64,16 @@ func bigStream(t testing.TB, srv *Server, n, valueLen int) []byte {
 // An XRANGE reply of 20 MB is the same bytes as one built whole, but it
 // is kept in pieces of about 1 MiB until its length is known and written
 // with them, and an XREAD of it is written out as it is produced: beyond
-// what reading the entries from the stream allocates (measured in the
-// same test: the pages XRANGE reads, or the whole range at once for
-// XREAD), the server allocates about the reply once. Building it whole in
-// a growing buffer allocated about five times it.
+// what reading the entries from the stream allocates (nothing for XRANGE,
+// which reads them with ScanNoCopy; the whole range at once for XREAD,
+// measured in the same test), the server allocates about the reply once.
+// Building it whole in a growing buffer allocated about five times it.
 func TestBigRangeReplyInPieces(t *testing.T) {
 	srv := New(Options{})
 	defer srv.cancel()
 	want := bigStream(t, srv, 20_000, 1000)
 	s, _ := srv.DB(0).Lookup("s")
-	pages := func() {
-		for lo := 1; lo <= 20_000; lo += rangePage {
-			s.Range(strconv.Itoa(lo), "+", rangePage)
-		}
-	}
+	pages := func() {} // ScanNoCopy allocates nothing per page
 	whole := func() { s.Range("-", "+", 0) }
 	for _, tc := range []struct {
 		name string
@@ -101,7 +97,10 @@ func TestBigRangeReplyInPieces(t *testing.T) {
 			got := allocated(func() { newConn(srv, f).serve() })
 			server := float64(got) - float64(reading)
 			t.Logf("a reply of %d bytes: %d bytes allocated, %d of them reading the entries", f.written, got, reading)
-			if server > 1.5*float64(len(tc.want)) {
+			// The pieces are allocated with an eighth of room; the first
+			// buffers (the reply's first MiB in c.out, the pooled decode
+			// buffer) grow by doubling once: a few MiB whatever the size.
+			if server > 1.25*float64(len(tc.want))+8<<20 {
 				t.Fatalf("a reply of %d bytes allocated %.0f bytes beyond reading the entries (%.2fx)", len(tc.want), server, server/float64(len(tc.want)))
 			}
 		})

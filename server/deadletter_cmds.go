@@ -70,7 +70,7 @@ func xgroupcfg(c *conn, args [][]byte) {
 		return
 	}
 	if err := s.SetDeadLetterPolicy(string(args[2]), p); err != nil {
-		c.err("ERR " + err.Error())
+		c.fail(err)
 		return
 	}
 	c.ok()

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -122,15 +121,11 @@ func xgroupCreate(c *conn, args [][]byte) {
 		c.err(errInvalidID)
 		return
 	}
-	err := c.mustDB().CreateGroup(string(args[2]), string(args[3]), start, opts)
-	switch {
-	case err == nil:
-		c.ok()
-	case errors.Is(err, xstream.ErrGroupExists):
-		c.err("BUSYGROUP Consumer Group name already exists")
-	default:
-		c.err("ERR " + err.Error())
+	if err := c.mustDB().CreateGroup(string(args[2]), string(args[3]), start, opts); err != nil {
+		c.fail(err)
+		return
 	}
+	c.ok()
 }
 
 func xgroupSetID(c *conn, args [][]byte) {
@@ -148,7 +143,7 @@ func xgroupSetID(c *conn, args [][]byte) {
 		return
 	}
 	if err := s.SetGroupID(string(args[3]), start, opts); err != nil {
-		c.err("ERR " + err.Error())
+		c.fail(err)
 		return
 	}
 	c.ok()
@@ -173,7 +168,7 @@ func xgroupCreateConsumer(c *conn, args [][]byte) {
 	}
 	created, err := s.CreateConsumer(string(args[3]), string(args[4]))
 	if err != nil {
-		c.err("ERR " + err.Error())
+		c.fail(err)
 		return
 	}
 	if created {
@@ -190,7 +185,7 @@ func xgroupDelConsumer(c *conn, args [][]byte) {
 	}
 	n, err := s.DeleteConsumer(string(args[3]), string(args[4]))
 	if err != nil {
-		c.err("ERR " + err.Error())
+		c.fail(err)
 		return
 	}
 	c.int(n)
@@ -208,7 +203,7 @@ func xack(c *conn, args [][]byte) {
 	}
 	n, err := s.AckIDs(string(args[2]), ids...)
 	if err != nil {
-		c.err("ERR " + err.Error())
+		c.fail(err)
 		return
 	}
 	c.int(n)
@@ -232,23 +227,11 @@ func xackdel(c *conn, args [][]byte) {
 	}
 	res, err := s.AckDelIDs(string(args[2]), policy, ids...)
 	if err != nil {
-		c.err("ERR " + err.Error())
+		c.fail(err)
 		return
 	}
 	c.deleteResults(res)
 }
-
-// XNACK's errors, as Redis 8.8's xnackCommand writes them. Most of its
-// texts begin with "ERR ", to which addReplyError adds its own "-ERR "
-// prefix: they reach the client as "-ERR ERR ...", reproduced here.
-const (
-	errNackMode      = "ERR ERR mode must be SILENT, FAIL, or FATAL"
-	errNackNumIDs    = "ERR numids must be a positive integer"
-	errNackMismatch  = "ERR ERR number of IDs doesn't match numids"
-	errNackRetry     = "ERR ERR Invalid RETRYCOUNT value, must be >= 0"
-	errNackNoIDs     = "ERR ERR syntax error, expected IDS keyword"
-	errNackOptionFmt = "ERR ERR Unrecognized XNACK option '%s'"
-)
 
 // xnack: XNACK key group <SILENT | FAIL | FATAL> IDS numids id [id ...]
 // [RETRYCOUNT count] [FORCE] (Redis 8.8), the options and the IDS block in
@@ -320,118 +303,40 @@ func xnack(c *conn, args [][]byte) {
 	}
 	got, err := s.NackIDs(string(args[2]), mode, ids, opts)
 	if err != nil {
-		c.err("ERR " + err.Error())
+		c.fail(err)
 		return
 	}
 	c.int(got)
 }
 
+// pendingCmd is a parsed XPENDING in its extended form.
+type pendingCmd struct {
+	minIdle, count int64
+	lo, hi         xstream.ID
+	consumer       []byte // nil: every consumer
+}
+
+// xpending serves XPENDING: the summary form (key and group only) or the
+// extended one (IDLE, a range, a count and a consumer).
 func xpending(c *conn, args [][]byte) {
-	if len(args) != 3 && (len(args) < 6 || len(args) > 9) {
-		c.err(errSyntax)
+	p, err := parsePending(args)
+	if err != nil {
+		c.fail(err)
 		return
-	}
-	var (
-		minIdle int64
-		count   int64
-		lo, hi  xstream.ID
-		cons    []byte
-	)
-	if len(args) >= 6 {
-		start := 3
-		if is(args[3], "idle") {
-			var ok bool
-			if minIdle, ok = c.intArg(args[4], ""); !ok {
-				return
-			}
-			if len(args) < 8 {
-				c.err(errSyntax)
-				return
-			}
-			start += 2
-		}
-		var ok bool
-		if count, ok = c.intArg(args[start+2], ""); !ok {
-			return
-		}
-		count = max(count, 0)
-		if lo, hi, ok = c.rangeBounds(args[start], args[start+1]); !ok {
-			return
-		}
-		if start+3 < len(args) {
-			cons = args[start+3]
-		}
 	}
 	s, found := c.lookupStream(args[1])
 	if !found || !hasGroup(s, string(args[2])) {
 		c.err(noGroupErr(args[1], args[2]))
 		return
 	}
-	group := string(args[2])
 	if len(args) == 3 {
-		sum, err := s.Pending(group)
-		if err != nil {
-			c.err("ERR " + err.Error())
-			return
-		}
-		c.array(4)
-		c.int(sum.Count)
-		if sum.Count == 0 {
-			c.null()
-			c.null()
-			c.nullArray()
-			return
-		}
-		c.id(sum.Lowest)
-		c.id(sum.Highest)
-		c.array(len(sum.Consumers))
-		for _, cp := range sum.Consumers {
-			c.array(2)
-			c.bulk(cp.Name)
-			c.bulk(strconv.FormatInt(cp.Count, 10))
-		}
+		c.pendingSummary(s, string(args[2]))
 		return
 	}
-	if count == 0 || hi.Less(lo) {
-		c.array(0)
-		return
-	}
-	if cons != nil && len(cons) == 0 {
-		// The core reads "" as "every consumer"; Redis looks for a
-		// consumer called "".
-		if !consumerExists(s, group, "") {
-			c.array(0)
-			return
-		}
-	}
-	// The core reads Consumer "" as every consumer: for the consumer
-	// called "", take every row and keep that consumer's.
-	onlyEmpty := cons != nil && len(cons) == 0
-	pageCount := int(min(count, 1<<31))
-	if onlyEmpty {
-		pageCount = 0
-	}
-	rows, err := s.PendingRange(group, xstream.PendingArgs{
-		Start:    lo.String(),
-		End:      hi.String(),
-		Count:    pageCount,
-		Consumer: string(cons),
-		MinIdle:  time.Duration(max(minIdle, 0)) * time.Millisecond,
-	})
+	rows, err := pendingRows(s, string(args[2]), p)
 	if err != nil {
-		c.err("ERR " + err.Error())
+		c.fail(err)
 		return
-	}
-	if onlyEmpty {
-		kept := rows[:0]
-		for _, r := range rows {
-			// Entries given back by XNACK have Consumer "" too, but
-			// belong to no consumer.
-			if r.Consumer == "" && r.Idle != xstream.NackIdle && int64(len(kept)) < count {
-				kept = append(kept, r)
-			}
-		}
-		rows = kept
 	}
 	c.array(len(rows))
 	for _, r := range rows {
@@ -441,6 +346,100 @@ func xpending(c *conn, args [][]byte) {
 		c.int(r.Idle.Milliseconds())
 		c.int(r.Deliveries)
 	}
+}
+
+// parsePending parses the arguments of XPENDING's extended form, as
+// Redis's xpendingCommand does before it looks up the key.
+func parsePending(args [][]byte) (p pendingCmd, err error) {
+	if len(args) != 3 && (len(args) < 6 || len(args) > 9) {
+		return p, replyError(errSyntax)
+	}
+	if len(args) == 3 {
+		return p, nil
+	}
+	start := 3
+	if is(args[3], "idle") {
+		if p.minIdle, err = intArg(args[4], ""); err != nil {
+			return p, err
+		}
+		if len(args) < 8 {
+			return p, replyError(errSyntax)
+		}
+		start += 2
+	}
+	if p.count, err = intArg(args[start+2], ""); err != nil {
+		return p, err
+	}
+	p.count = max(p.count, 0)
+	if p.lo, p.hi, err = rangeBounds(args[start], args[start+1]); err != nil {
+		return p, err
+	}
+	if start+3 < len(args) {
+		p.consumer = args[start+3]
+	}
+	return p, nil
+}
+
+// pendingSummary writes XPENDING's summary: the count, the lowest and
+// highest IDs and the count of each consumer.
+func (c *conn) pendingSummary(s *xstream.Stream, group string) {
+	sum, err := s.Pending(group)
+	if err != nil {
+		c.fail(err)
+		return
+	}
+	c.array(4)
+	c.int(sum.Count)
+	if sum.Count == 0 {
+		c.null()
+		c.null()
+		c.nullArray()
+		return
+	}
+	c.id(sum.Lowest)
+	c.id(sum.Highest)
+	c.array(len(sum.Consumers))
+	for _, cp := range sum.Consumers {
+		c.array(2)
+		c.bulk(cp.Name)
+		c.bulk(strconv.FormatInt(cp.Count, 10))
+	}
+}
+
+// pendingRows returns the rows of XPENDING's extended form. The core reads
+// Consumer "" as every consumer; Redis looks for a consumer called "":
+// for it, pendingRows takes every row and keeps that consumer's.
+func pendingRows(s *xstream.Stream, group string, p pendingCmd) ([]xstream.PendingEntry, error) {
+	if p.count == 0 || p.hi.Less(p.lo) {
+		return nil, nil
+	}
+	onlyEmpty := p.consumer != nil && len(p.consumer) == 0
+	if onlyEmpty && !consumerExists(s, group, "") {
+		return nil, nil
+	}
+	pageCount := int(min(p.count, 1<<31))
+	if onlyEmpty {
+		pageCount = 0
+	}
+	rows, err := s.PendingRange(group, xstream.PendingArgs{
+		Start:    p.lo.String(),
+		End:      p.hi.String(),
+		Count:    pageCount,
+		Consumer: string(p.consumer),
+		MinIdle:  time.Duration(max(p.minIdle, 0)) * time.Millisecond,
+	})
+	if err != nil || !onlyEmpty {
+		return rows, err
+	}
+	kept := rows[:0]
+	for _, r := range rows {
+		// Entries given back by XNACK have Consumer "" too, but belong
+		// to no consumer.
+		if r.Consumer == "" && r.Idle != xstream.NackIdle && int64(len(kept)) < p.count {
+			kept = append(kept, r)
+		}
+	}
+	return kept, nil
 }
 
 func consumerExists(s *xstream.Stream, group, name string) bool {
@@ -453,6 +452,15 @@ func consumerExists(s *xstream.Stream, group, name string) bool {
 	return false
 }
 
+// claimCmd is a parsed XCLAIM.
+type claimCmd struct {
+	minIdle time.Duration
+	ids     []xstream.ID
+	opts    xstream.ClaimArgs
+}
+
+// xclaim serves XCLAIM: the key and group are looked up first, then the
+// arguments are parsed, as in Redis's xclaimCommand.
 func xclaim(c *conn, args [][]byte) {
 	s, found := c.lookupStream(args[1])
 	group := string(args[2])
@@ -460,82 +468,97 @@ func xclaim(c *conn, args [][]byte) {
 		c.err(noGroupErr(args[1], args[2]))
 		return
 	}
-	minIdle, ok := c.intArg(args[4], "Invalid min-idle-time argument for XCLAIM")
-	if !ok {
+	cl, err := parseClaim(args)
+	if err != nil {
+		c.fail(err)
 		return
 	}
+	es, err := s.ClaimIDs(group, string(args[3]), cl.minIdle, cl.ids, cl.opts)
+	switch {
+	case err != nil:
+		c.fail(err)
+	case cl.opts.JustID:
+		c.ids(es)
+	default:
+		c.entries(es)
+	}
+}
+
+// parseClaim parses XCLAIM's min-idle-time, IDs and options. The IDs end
+// at the first argument that is not one.
+func parseClaim(args [][]byte) (cl claimCmd, err error) {
+	minIdle, err := intArg(args[4], "Invalid min-idle-time argument for XCLAIM")
+	if err != nil {
+		return cl, err
+	}
+	cl.minIdle = time.Duration(max(minIdle, 0)) * time.Millisecond
 	j := 5
-	var ids []xstream.ID
 	for ; j < len(args); j++ {
 		id, ok := parseStrictID(args[j])
 		if !ok {
 			break
 		}
-		ids = append(ids, id)
+		cl.ids = append(cl.ids, id)
 	}
-	var opts xstream.ClaimArgs
 	for ; j < len(args); j++ {
-		more := len(args) - 1 - j
-		switch {
-		case is(args[j], "force"):
-			opts.Force = true
-		case is(args[j], "justid"):
-			opts.JustID = true
-		case is(args[j], "idle") && more > 0:
-			j++
-			v, ok := c.intArg(args[j], "Invalid IDLE option argument for XCLAIM")
-			if !ok {
-				return
-			}
-			opts.Time, opts.Idle = time.Time{}, time.Duration(max(v, 0))*time.Millisecond
-		case is(args[j], "time") && more > 0:
-			j++
-			v, ok := c.intArg(args[j], "Invalid TIME option argument for XCLAIM")
-			if !ok {
-				return
-			}
-			opts.Idle, opts.Time = 0, time.UnixMilli(v)
-			if v < 0 {
-				opts.Time = time.Time{} // Redis: a bogus time counts as now
-			}
-		case is(args[j], "retrycount") && more > 0:
-			j++
-			v, ok := c.intArg(args[j], "Invalid RETRYCOUNT option argument for XCLAIM")
-			if !ok {
-				return
-			}
-			if v >= 0 {
-				opts.RetryCount = &v
-			} else {
-				opts.RetryCount = nil
-			}
-		case is(args[j], "lastid") && more > 0:
-			j++
-			id, ok := parseStrictID(args[j])
-			if !ok {
-				c.err(errInvalidID)
-				return
-			}
-			opts.LastID = id.String()
-		default:
-			c.err(fmt.Sprintf("ERR Unrecognized XCLAIM option '%s'", args[j]))
-			return
+		if j, err = cl.parseOption(args, j); err != nil {
+			return cl, err
 		}
 	}
-	if len(ids) == 0 {
-		ids = []xstream.ID{{}} // 0-0, never an entry: claims nothing, still applies LASTID
+	if len(cl.ids) == 0 {
+		cl.ids = []xstream.ID{{}} // 0-0, never an entry: claims nothing, still applies LASTID
 	}
-	consumer := string(args[3])
-	es, err := s.ClaimIDs(group, consumer, time.Duration(max(minIdle, 0))*time.Millisecond, ids, opts)
-	if err != nil {
-		c.err("ERR " + err.Error())
-		return
+	return cl, nil
+}
+
+// parseOption parses the XCLAIM option at args[j] and returns the index
+// of its last argument.
+func (cl *claimCmd) parseOption(args [][]byte, j int) (int, error) {
+	opts := &cl.opts
+	more := len(args) - 1 - j
+	switch {
+	case is(args[j], "force"):
+		opts.Force = true
+	case is(args[j], "justid"):
+		opts.JustID = true
+	case is(args[j], "idle") && more > 0:
+		v, err := intArg(args[j+1], "Invalid IDLE option argument for XCLAIM")
+		if err != nil {
+			return j, err
+		}
+		opts.Time, opts.Idle = time.Time{}, time.Duration(max(v, 0))*time.Millisecond
+		j++
+	case is(args[j], "time") && more > 0:
+		v, err := intArg(args[j+1], "Invalid TIME option argument for XCLAIM")
+		if err != nil {
+			return j, err
+		}
+		opts.Idle, opts.Time = 0, time.UnixMilli(v)
+		if v < 0 {
+			opts.Time = time.Time{} // Redis: a bogus time counts as now
+		}
+		j++
+	case is(args[j], "retrycount") && more > 0:
+		v, err := intArg(args[j+1], "Invalid RETRYCOUNT option argument for XCLAIM")
+		if err != nil {
+			return j, err
+		}
+		opts.RetryCount = nil
+		if v >= 0 {
+			opts.RetryCount = &v
+		}
+		j++
+	case is(args[j], "lastid") && more > 0:
+		id, ok := parseStrictID(args[j+1])
+		if !ok {
+			return j, replyError(errInvalidID)
+		}
+		opts.LastID = id.String()
+		j++
+	default:
+		return j, replyError(fmt.Sprintf("ERR Unrecognized XCLAIM option '%s'", args[j]))
 	}
-	if opts.JustID {
-		c.ids(es)
-	} else {
-		c.entries(es)
-	}
+	return j, nil
 }
 
 func xautoclaim(c *conn, args [][]byte) {
@@ -582,7 +605,7 @@ func xautoclaim(c *conn, args [][]byte) {
 	}
 	res, err := s.AutoClaim(group, string(args[3]), time.Duration(max(minIdle, 0))*time.Millisecond, start.String(), xstream.AutoClaimArgs{Count: int(count), JustID: justID})
 	if err != nil {
-		c.err("ERR " + err.Error())
+		c.fail(err)
 		return
 	}
 	c.array(3)

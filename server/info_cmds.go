@@ -99,50 +99,69 @@ func xinfoConsumers(c *conn, args [][]byte) {
 	}
 }
 
+// xinfoStream serves XINFO STREAM key [FULL [COUNT count]].
 func xinfoStream(c *conn, args [][]byte) {
 	s, ok := c.lookupStream(args[2])
 	if !ok {
 		c.err(errNoKey)
 		return
 	}
-	full, count := false, int64(10)
-	syntax := fmt.Sprintf("ERR unknown subcommand or wrong number of arguments for '%s'. Try XINFO HELP.", args[1])
-	if len(args) > 3 {
-		if !is(args[3], "full") {
-			c.err(syntax)
+	full, count, err := parseInfoStream(args)
+	switch {
+	case err != nil:
+		c.fail(err)
+	case !full:
+		c.infoStream(s.Info())
+	default:
+		info, err := s.InfoFull(int(min(count, 1<<31)))
+		if err != nil {
+			c.fail(err)
 			return
 		}
-		full = true
-		if len(args) > 4 {
-			if len(args) != 6 || !is(args[4], "count") {
-				c.err(syntax)
-				return
-			}
-			if count, ok = c.intArg(args[5], ""); !ok {
-				return
-			}
-			if count < 0 {
-				count = 10
-			}
-		}
+		c.infoStreamFull(info)
 	}
-	if !full {
-		info := s.Info()
-		c.mapLen(10)
-		c.streamHead(info)
-		c.bulk("groups")
-		c.int(int64(info.Groups))
-		c.bulk("first-entry")
-		c.optEntry(info.FirstEntry)
-		c.bulk("last-entry")
-		c.optEntry(info.LastEntry)
-		return
+}
+
+// parseInfoStream parses XINFO STREAM's FULL and COUNT (10 by default,
+// and for a negative count).
+func parseInfoStream(args [][]byte) (full bool, count int64, err error) {
+	count = 10
+	syntax := replyError(fmt.Sprintf("ERR unknown subcommand or wrong number of arguments for '%s'. Try XINFO HELP.", args[1]))
+	if len(args) == 3 {
+		return false, count, nil
 	}
-	info, err := s.InfoFull(int(min(count, 1<<31)))
-	if err != nil {
-		c.err("ERR " + err.Error())
-		return
+	if !is(args[3], "full") {
+		return false, 0, syntax
 	}
+	if len(args) == 4 {
+		return true, count, nil
+	}
+	if len(args) != 6 || !is(args[4], "count") {
+		return false, 0, syntax
+	}
+	if count, err = intArg(args[5], ""); err != nil {
+		return false, 0, err
+	}
+	if count < 0 {
+		count = 10
+	}
+	return true, count, nil
+}
+
+// infoStream writes the reply of XINFO STREAM without FULL.
+func (c *conn) infoStream(info xstream.StreamInfo) {
+	c.mapLen(10)
+	c.streamHead(info)
+	c.bulk("groups")
+	c.int(int64(info.Groups))
+	c.bulk("first-entry")
+	c.optEntry(info.FirstEntry)
+	c.bulk("last-entry")
+	c.optEntry(info.LastEntry)
+}
+
+// infoStreamFull writes the reply of XINFO STREAM FULL.
+func (c *conn) infoStreamFull(info xstream.StreamInfo) {
 	c.mapLen(9)
 	c.streamHead(info)
 	c.bulk("entries")
@@ -150,46 +169,57 @@ func xinfoStream(c *conn, args [][]byte) {
 	c.bulk("groups")
 	c.array(len(info.GroupDetails))
 	for _, g := range info.GroupDetails {
-		c.mapLen(7)
-		c.bulk("name")
-		c.bulk(g.Name)
-		c.groupProgress(g.GroupInfo)
-		c.bulk("pel-count")
-		c.int(g.Pending)
-		c.bulk("pending")
-		c.array(len(g.PEL))
-		for _, p := range g.PEL {
-			c.array(4)
-			c.id(p.ID)
-			c.bulk(p.Consumer)
-			c.int(c.deliveryTime(p))
-			c.int(p.Deliveries)
-		}
-		c.bulk("consumers")
-		c.array(len(g.Consumers))
-		for _, cd := range g.Consumers {
-			c.mapLen(5)
-			c.bulk("name")
-			c.bulk(cd.Name)
-			c.bulk("seen-time")
-			c.int(cd.SeenTime.UnixMilli())
-			c.bulk("active-time")
-			if cd.ActiveTime.IsZero() {
-				c.int(-1)
-			} else {
-				c.int(cd.ActiveTime.UnixMilli())
-			}
-			c.bulk("pel-count")
-			c.int(cd.Pending)
-			c.bulk("pending")
-			c.array(len(cd.PEL))
-			for _, p := range cd.PEL {
-				c.array(3)
-				c.id(p.ID)
-				c.int(c.deliveryTime(p))
-				c.int(p.Deliveries)
-			}
-		}
+		c.groupDetail(g)
+	}
+}
+
+// groupDetail writes one group of XINFO STREAM FULL, with its PEL and its
+// consumers.
+func (c *conn) groupDetail(g xstream.GroupDetail) {
+	c.mapLen(7)
+	c.bulk("name")
+	c.bulk(g.Name)
+	c.groupProgress(g.GroupInfo)
+	c.bulk("pel-count")
+	c.int(g.Pending)
+	c.bulk("pending")
+	c.array(len(g.PEL))
+	for _, p := range g.PEL {
+		c.array(4)
+		c.id(p.ID)
+		c.bulk(p.Consumer)
+		c.int(c.deliveryTime(p))
+		c.int(p.Deliveries)
+	}
+	c.bulk("consumers")
+	c.array(len(g.Consumers))
+	for _, cd := range g.Consumers {
+		c.consumerDetail(cd)
+	}
+}
+
+// consumerDetail writes one consumer of XINFO STREAM FULL, with its PEL.
+func (c *conn) consumerDetail(cd xstream.ConsumerDetail) {
+	c.mapLen(5)
+	c.bulk("name")
+	c.bulk(cd.Name)
+	c.bulk("seen-time")
+	c.int(cd.SeenTime.UnixMilli())
+	c.bulk("active-time")
+	if cd.ActiveTime.IsZero() {
+		c.int(-1)
+	} else {
+		c.int(cd.ActiveTime.UnixMilli())
+	}
+	c.bulk("pel-count")
+	c.int(cd.Pending)
+	c.bulk("pending")
+	c.array(len(cd.PEL))
+	for _, p := range cd.PEL {
+		c.array(3)
+		c.id(p.ID)
+		c.int(c.deliveryTime(p))
+		c.int(p.Deliveries)
 	}
 }
 

@@ -7,14 +7,6 @@ import (
 	"github.com/xstreamgo/xstream"
 )
 
-// Redis's common error replies.
-const (
-	errSyntax    = "ERR syntax error"
-	errNotInt    = "ERR value is not an integer or out of range"
-	errInvalidID = "ERR Invalid stream ID specified as stream command argument"
-	errNoKey     = "ERR no such key"
-)
-
 // parseLL parses a signed 64-bit integer as Redis's string2ll does: no
 // sign but '-', no leading zeros, no spaces.
 func parseLL(b []byte) (int64, bool) {
@@ -149,46 +141,60 @@ func parseInterval(b []byte, missingSeq uint64) (id xstream.ID, exclusive, ok bo
 }
 
 // rangeBounds parses the start and end of XRANGE, XPENDING and the like
-// into inclusive IDs, or writes Redis's error.
-func (c *conn) rangeBounds(startArg, endArg []byte) (lo, hi xstream.ID, ok bool) {
+// into inclusive IDs, or fails with Redis's error.
+func rangeBounds(startArg, endArg []byte) (lo, hi xstream.ID, err error) {
 	lo, ex, ok := parseInterval(startArg, 0)
 	if !ok {
-		c.err(errInvalidID)
-		return lo, hi, false
+		return lo, hi, replyError(errInvalidID)
 	}
 	if ex {
 		if lo, ok = lo.Next(); !ok {
-			c.err("ERR invalid start ID for the interval")
-			return lo, hi, false
+			return lo, hi, replyError("ERR invalid start ID for the interval")
 		}
 	}
 	hi, ex, ok = parseInterval(endArg, math.MaxUint64)
 	if !ok {
-		c.err(errInvalidID)
-		return lo, hi, false
+		return lo, hi, replyError(errInvalidID)
 	}
 	if ex {
 		if hi, ok = hi.Prev(); !ok {
-			c.err("ERR invalid end ID for the interval")
-			return lo, hi, false
+			return lo, hi, replyError("ERR invalid end ID for the interval")
 		}
 	}
-	return lo, hi, true
+	return lo, hi, nil
+}
+
+// rangeBounds is rangeBounds writing the error reply.
+func (c *conn) rangeBounds(startArg, endArg []byte) (lo, hi xstream.ID, ok bool) {
+	lo, hi, err := rangeBounds(startArg, endArg)
+	if err != nil {
+		c.fail(err)
+	}
+	return lo, hi, err == nil
 }
 
 // intArg parses an integer argument or writes msg (Redis's default when
 // "").
-func (c *conn) intArg(b []byte, msg string) (int64, bool) {
+// intArg parses an integer argument as Redis's getLongLongFromObjectOrReply
+// does; the error's text is msg ("ERR " added) or Redis's generic one.
+func intArg(b []byte, msg string) (int64, error) {
 	v, ok := parseLL(b)
-	if !ok {
-		if msg == "" {
-			msg = errNotInt
-		} else {
-			msg = "ERR " + msg
-		}
-		c.err(msg)
+	if ok {
+		return v, nil
 	}
-	return v, ok
+	if msg == "" {
+		return 0, replyError(errNotInt)
+	}
+	return 0, replyError("ERR " + msg)
+}
+
+// intArg is intArg writing the error reply; it reports whether b parsed.
+func (c *conn) intArg(b []byte, msg string) (int64, bool) {
+	v, err := intArg(b, msg)
+	if err != nil {
+		c.fail(err)
+	}
+	return v, err == nil
 }
 
 func is(b []byte, word string) bool { return strings.EqualFold(string(b), word) }

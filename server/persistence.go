@@ -173,7 +173,7 @@ func saveCommand(c *conn, args [][]byte) {
 	}
 	p.mu.Unlock()
 	if err != nil {
-		c.err("ERR " + err.Error())
+		c.fail(err)
 		return
 	}
 	c.ok()

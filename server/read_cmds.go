@@ -14,19 +14,69 @@ func init() {
 	register("xreadgroup", -7, func(c *conn, args [][]byte) { xreadGeneric(c, args, true) })
 }
 
+// readCmd is a parsed XREAD or XREADGROUP.
+type readCmd struct {
+	group, consumer string
+	isGroup         bool
+	groupGiven      bool                  // GROUP was given (the name may be "")
+	args            xstream.ReadGroupArgs // Count, Block, NoAck, Claim, ClaimMinIdle
+	pairs           []string              // key, ID, key, ID, ...
+}
+
 // xreadGeneric serves XREAD and XREADGROUP, parsing as Redis's
 // xreadCommand does. A blocked call waits on the connection's context,
 // which ends when the client disconnects or the server shuts down.
 func xreadGeneric(c *conn, args [][]byte, isGroup bool) {
-	var (
-		count           int64
-		block           = int64(-1)
-		group, consumer []byte
-		noack           bool
-		claim           bool
-		minIdle         int64
-		streamsArg      int
-	)
+	r, err := c.parseRead(args, isGroup)
+	if err != nil {
+		c.fail(err)
+		return
+	}
+	out, dels, err := c.runRead(r)
+	c.readReply(r, out, dels, err)
+}
+
+// parseRead parses the options, then the streams and their IDs, checking
+// for XREADGROUP that every stream has the group.
+func (c *conn) parseRead(args [][]byte, isGroup bool) (readCmd, error) {
+	r := readCmd{isGroup: isGroup}
+	block, streamsArg, err := r.parseOptions(args)
+	if err != nil {
+		return r, err
+	}
+	switch {
+	case block < 0 || c.inExec:
+	case block == 0:
+		r.args.Block = xstream.BlockForever
+	default:
+		r.args.Block = time.Duration(block) * time.Millisecond
+	}
+	n := (len(args) - streamsArg) / 2
+	r.pairs = make([]string, 0, 2*n)
+	for k := range n {
+		key := args[streamsArg+k]
+		if isGroup {
+			s, ok := c.lookupStream(key)
+			if !ok || !hasGroup(s, r.group) {
+				return r, replyError(fmt.Sprintf("NOGROUP No such key '%s' or consumer group '%s' in XREADGROUP with GROUP option", key, r.group))
+			}
+		}
+		id, err := readID(args[streamsArg+n+k], isGroup)
+		if err != nil {
+			return r, err
+		}
+		r.pairs = append(r.pairs, string(key), id)
+	}
+	return r, nil
+}
+
+// parseOptions parses the options before STREAMS. It returns the BLOCK
+// milliseconds (-1: none) and the index of the first key.
+func (r *readCmd) parseOptions(args [][]byte) (block int64, streamsArg int, err error) {
+	block = -1
+	onlyGroup := func(opt string) error {
+		return replyError("ERR The " + opt + " option is only supported by XREADGROUP. You called XREAD instead.")
+	}
 loop:
 	for i := 1; i < len(args); i++ {
 		more := len(args) - i - 1
@@ -35,148 +85,119 @@ loop:
 			i++
 			v, ok := parseLL(args[i])
 			if !ok {
-				c.err("ERR timeout is not an integer or out of range")
-				return
+				return 0, 0, replyError("ERR timeout is not an integer or out of range")
 			}
 			if v < 0 {
-				c.err("ERR timeout is negative")
-				return
+				return 0, 0, replyError("ERR timeout is negative")
 			}
 			block = v
 		case is(args[i], "count") && more > 0:
 			i++
-			v, ok := c.intArg(args[i], "")
-			if !ok {
-				return
+			v, err := intArg(args[i], "")
+			if err != nil {
+				return 0, 0, err
 			}
-			count = max(v, 0)
+			r.args.Count = int(min(max(v, 0), 1<<31))
 		case is(args[i], "streams") && more > 0:
 			streamsArg = i + 1
 			if (len(args)-streamsArg)%2 != 0 {
-				c.err("ERR Unbalanced XREAD list of streams: for each stream key an ID or '$' must be specified.")
-				return
+				return 0, 0, replyError("ERR Unbalanced XREAD list of streams: for each stream key an ID or '$' must be specified.")
 			}
 			break loop
 		case is(args[i], "group") && more >= 2:
-			if !isGroup {
-				c.err("ERR The GROUP option is only supported by XREADGROUP. You called XREAD instead.")
-				return
+			if !r.isGroup {
+				return 0, 0, onlyGroup("GROUP")
 			}
-			group, consumer = args[i+1], args[i+2]
+			r.group, r.consumer, r.groupGiven = string(args[i+1]), string(args[i+2]), true
 			i += 2
 		case is(args[i], "claim") && more > 0:
-			if !isGroup {
-				c.err("ERR The CLAIM option is only supported by XREADGROUP. You called XREAD instead.")
-				return
+			if !r.isGroup {
+				return 0, 0, onlyGroup("CLAIM")
 			}
 			i++
 			v, ok := parseLL(args[i])
 			if !ok {
-				c.err("ERR min-idle-time is not an integer or out of range")
-				return
+				return 0, 0, replyError("ERR min-idle-time is not an integer or out of range")
 			}
 			if v < 0 {
-				c.err("ERR min-idle-time must be a positive integer")
-				return
+				return 0, 0, replyError("ERR min-idle-time must be a positive integer")
 			}
-			claim, minIdle = true, v
+			r.args.Claim = true
+			r.args.ClaimMinIdle = time.Duration(min(v, math.MaxInt64/int64(time.Millisecond))) * time.Millisecond
 		case is(args[i], "noack"):
-			if !isGroup {
-				c.err("ERR The NOACK option is only supported by XREADGROUP. You called XREAD instead.")
-				return
+			if !r.isGroup {
+				return 0, 0, onlyGroup("NOACK")
 			}
-			noack = true
+			r.args.NoAck = true
 		default:
-			c.err(errSyntax)
-			return
+			return 0, 0, replyError(errSyntax)
 		}
 	}
 	if streamsArg == 0 {
-		c.err(errSyntax)
-		return
+		return 0, 0, replyError(errSyntax)
 	}
-	if isGroup && group == nil {
-		c.err("ERR Missing GROUP option for XREADGROUP")
-		return
+	if r.isGroup && !r.groupGiven {
+		return 0, 0, replyError("ERR Missing GROUP option for XREADGROUP")
 	}
-	n := (len(args) - streamsArg) / 2
-	pairs := make([]string, 0, 2*n)
-	for k := range n {
-		key, idArg := args[streamsArg+k], args[streamsArg+n+k]
+	return block, streamsArg, nil
+}
+
+// readID turns one ID argument of XREAD or XREADGROUP into the core's
+// form, refusing the special IDs that mean nothing in the command.
+func readID(b []byte, isGroup bool) (string, error) {
+	switch string(b) {
+	case "$":
 		if isGroup {
-			s, ok := c.lookupStream(key)
-			if !ok || !hasGroup(s, string(group)) {
-				c.err(fmt.Sprintf("NOGROUP No such key '%s' or consumer group '%s' in XREADGROUP with GROUP option", key, group))
-				return
-			}
+			return "", replyError("ERR The $ ID is meaningless in the context of XREADGROUP: you want to read the history of this consumer by specifying a proper ID, or use the > ID to get new messages. The $ ID would just return an empty result set.")
 		}
-		var id string
-		switch string(idArg) {
-		case "$":
-			if isGroup {
-				c.err("ERR The $ ID is meaningless in the context of XREADGROUP: you want to read the history of this consumer by specifying a proper ID, or use the > ID to get new messages. The $ ID would just return an empty result set.")
-				return
-			}
-			id = "$"
-		case ">":
-			if !isGroup {
-				c.err("ERR The > ID can be specified only when calling XREADGROUP using the GROUP <group> <consumer> option.")
-				return
-			}
-			id = ">"
-		case "+":
-			if !isGroup { // Redis 7.4: the last entry
-				id = "+"
-				break
-			}
-			fallthrough
-		default:
-			p, ok := parseStrictID(idArg)
-			if !ok {
-				c.err(errInvalidID)
-				return
-			}
-			id = p.String()
-			if isGroup && p == xstream.MaxID() {
-				id = ">" // Redis marks ">" with the largest ID, so it reads as ">"
-			}
+		return "$", nil
+	case ">":
+		if !isGroup {
+			return "", replyError("ERR The > ID can be specified only when calling XREADGROUP using the GROUP <group> <consumer> option.")
 		}
-		pairs = append(pairs, string(key), id)
+		return ">", nil
+	case "+":
+		if !isGroup { // Redis 7.4: the last entry
+			return "+", nil
+		}
 	}
-	var wait time.Duration
-	switch {
-	case block < 0 || c.inExec:
-	case block == 0:
-		wait = xstream.BlockForever
-	default:
-		wait = time.Duration(block) * time.Millisecond
+	p, ok := parseStrictID(b)
+	if !ok {
+		return "", replyError(errInvalidID)
 	}
-	cnt := int(min(count, 1<<31))
-	var dels [][]xstream.Delivery // of a read with CLAIM
+	if isGroup && p == xstream.MaxID() {
+		return ">", nil // Redis marks ">" with the largest ID, so it reads as ">"
+	}
+	return p.String(), nil
+}
+
+// runRead runs the read. A read that finds entries does not block: it is
+// tried without waiting first, so only a read that waits pays for the
+// watcher of the connection. "$" names the last ID at the time of the
+// call, so a read with it must not be split in two (and it never finds
+// entries at once).
+func (c *conn) runRead(r readCmd) (out []xstream.StreamEntries, dels [][]xstream.Delivery, err error) {
 	read := func(wait time.Duration) ([]xstream.StreamEntries, error) {
-		if claim {
+		args := r.args
+		args.Block = wait
+		switch {
+		case args.Claim:
 			var out []xstream.StreamEntries
 			var err error
-			out, dels, err = c.mustDB().ReadGroupDeliveries(c.ctx, string(group), string(consumer), xstream.ReadGroupArgs{Count: cnt, Block: wait, NoAck: noack, Claim: true, ClaimMinIdle: time.Duration(min(minIdle, math.MaxInt64/int64(time.Millisecond))) * time.Millisecond}, pairs...)
+			out, dels, err = c.mustDB().ReadGroupDeliveries(c.ctx, r.group, r.consumer, args, r.pairs...)
 			return out, err
+		case r.isGroup:
+			return c.mustDB().ReadGroup(c.ctx, r.group, r.consumer, args, r.pairs...)
 		}
-		if isGroup {
-			return c.mustDB().ReadGroup(c.ctx, string(group), string(consumer), xstream.ReadGroupArgs{Count: cnt, Block: wait, NoAck: noack}, pairs...)
-		}
-		return c.mustDB().Read(c.ctx, xstream.ReadArgs{Count: cnt, Block: wait}, pairs...)
+		return c.mustDB().Read(c.ctx, xstream.ReadArgs{Count: args.Count, Block: wait}, r.pairs...)
 	}
-	// A read that finds entries does not block: try it without waiting
-	// first, so only a read that waits pays for the watcher. "$" names the
-	// last ID at the time of the call, so a read with it must not be
-	// split in two (and it never finds entries at once).
+	wait := r.args.Block
 	tryFirst := wait != 0
-	for i := 1; i < len(pairs); i += 2 {
-		if pairs[i] == "$" {
+	for i := 1; i < len(r.pairs); i += 2 {
+		if r.pairs[i] == "$" {
 			tryFirst = false
 		}
 	}
-	var out []xstream.StreamEntries
-	var err error
 	if tryFirst || wait == 0 {
 		out, err = read(0)
 	}
@@ -185,6 +206,13 @@ loop:
 		out, err = read(wait)
 		stop()
 	}
+	return out, dels, err
+}
+
+// readReply writes the reply of a read: its entries, a null array when it
+// found none or its client went away, or the error that ended a blocked
+// read.
+func (c *conn) readReply(r readCmd, out []xstream.StreamEntries, dels [][]xstream.Delivery, err error) {
 	switch {
 	case err == nil:
 	case c.ctx.Err() != nil:
@@ -197,16 +225,15 @@ loop:
 		c.err("NOGROUP the consumer group this client was blocked on no longer exists")
 		return
 	default:
-		c.err("ERR " + err.Error())
+		c.fail(err)
 		return
 	}
-	if len(out) == 0 {
+	switch {
+	case len(out) == 0:
 		c.nullArray()
-		return
-	}
-	if claim {
+	case r.args.Claim:
 		c.claimedStreamEntries(out, dels)
-		return
+	default:
+		c.streamEntries(out)
 	}
-	c.streamEntries(out)
 }

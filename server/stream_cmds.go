@@ -34,7 +34,7 @@ type addTrimArgs struct {
 // parseAddTrim parses the options of XADD and XTRIM as Redis's
 // streamParseAddOrTrimArgsOrReply does (Redis 8.2+ for the policies: a
 // second policy word is read as XADD's ID, or is a syntax error in XTRIM).
-func (c *conn) parseAddTrim(args [][]byte, xadd bool) (a addTrimArgs, ok bool) {
+func parseAddTrim(args [][]byte, xadd bool) (a addTrimArgs, err error) {
 	limitGiven, policyGiven := false, false
 	i := 2
 loop:
@@ -45,44 +45,16 @@ loop:
 		case xadd && string(opt) == "*":
 			break loop
 		case (is(opt, "maxlen") || is(opt, "minid")) && more > 0:
-			if a.trim.Strategy != xstream.TrimNone {
-				c.err("ERR syntax error, MAXLEN and MINID options at the same time are not compatible")
-				return a, false
+			if i, err = a.parseStrategy(args, i); err != nil {
+				return a, err
 			}
-			a.trim.Approx = false
-			if more >= 2 && string(args[i+1]) == "~" {
-				a.trim.Approx = true
-				i++
-			} else if more >= 2 && string(args[i+1]) == "=" {
-				i++
-			}
-			if is(opt, "maxlen") {
-				n, ok := c.intArg(args[i+1], "")
-				if !ok {
-					return a, false
-				}
-				if n < 0 {
-					c.err("ERR The MAXLEN argument must be >= 0.")
-					return a, false
-				}
-				a.trim.Strategy, a.trim.MaxLen = xstream.TrimMaxLen, n
-			} else {
-				id, ok := parseStrictID(args[i+1])
-				if !ok {
-					c.err(errInvalidID)
-					return a, false
-				}
-				a.trim.Strategy, a.trim.MinID = xstream.TrimMinID, id.String()
-			}
-			i++
 		case is(opt, "limit") && more > 0:
-			n, ok := c.intArg(args[i+1], "")
-			if !ok {
-				return a, false
+			n, err := intArg(args[i+1], "")
+			if err != nil {
+				return a, err
 			}
 			if n < 0 {
-				c.err("ERR The LIMIT argument must be >= 0.")
-				return a, false
+				return a, replyError("ERR The LIMIT argument must be >= 0.")
 			}
 			a.trim.Limit, limitGiven = n, true
 			i++
@@ -97,49 +69,83 @@ loop:
 		case xadd:
 			p, ok := parseID(string(opt), 0, true, true)
 			if !ok {
-				c.err(errInvalidID)
-				return a, false
+				return a, replyError(errInvalidID)
 			}
 			a.id, a.idGiven = p, true
 			break loop
 		default:
-			c.err(errSyntax)
-			return a, false
+			return a, replyError(errSyntax)
 		}
 	}
 	a.fieldPos = i + 1
+	return a, a.check(xadd, limitGiven)
+}
+
+// parseStrategy parses MAXLEN or MINID at args[i], with its optional "~"
+// or "=", and returns the index of its last argument.
+func (a *addTrimArgs) parseStrategy(args [][]byte, i int) (int, error) {
+	opt, more := args[i], len(args)-1-i
+	if a.trim.Strategy != xstream.TrimNone {
+		return i, replyError("ERR syntax error, MAXLEN and MINID options at the same time are not compatible")
+	}
+	a.trim.Approx = false
+	if more >= 2 && string(args[i+1]) == "~" {
+		a.trim.Approx = true
+		i++
+	} else if more >= 2 && string(args[i+1]) == "=" {
+		i++
+	}
+	if is(opt, "maxlen") {
+		n, err := intArg(args[i+1], "")
+		if err != nil {
+			return i, err
+		}
+		if n < 0 {
+			return i, replyError("ERR The MAXLEN argument must be >= 0.")
+		}
+		a.trim.Strategy, a.trim.MaxLen = xstream.TrimMaxLen, n
+	} else {
+		id, ok := parseStrictID(args[i+1])
+		if !ok {
+			return i, replyError(errInvalidID)
+		}
+		a.trim.Strategy, a.trim.MinID = xstream.TrimMinID, id.String()
+	}
+	return i + 1, nil
+}
+
+// check applies the rules between options once all are parsed, and sets
+// the default LIMIT of an approximate trim.
+func (a *addTrimArgs) check(xadd, limitGiven bool) error {
 	if a.trim.Limit != 0 && a.trim.Strategy == xstream.TrimNone {
-		c.err("ERR syntax error, LIMIT cannot be used without specifying a trimming strategy")
-		return a, false
+		return replyError("ERR syntax error, LIMIT cannot be used without specifying a trimming strategy")
 	}
 	if !xadd && a.trim.Strategy == xstream.TrimNone {
-		c.err("ERR syntax error, XTRIM must be called with a trimming strategy")
-		return a, false
+		return replyError("ERR syntax error, XTRIM must be called with a trimming strategy")
 	}
 	if limitGiven {
 		if !a.trim.Approx {
-			c.err("ERR syntax error, LIMIT cannot be used without the special ~ option")
-			return a, false
+			return replyError("ERR syntax error, LIMIT cannot be used without the special ~ option")
 		}
 	} else if a.trim.Approx {
 		a.trim.Limit = 10000 // 100 × stream-node-max-entries, as Redis
 	}
-	return a, true
+	return nil
 }
 
-func xadd(c *conn, args [][]byte) {
-	a, ok := c.parseAddTrim(args, true)
-	if !ok {
-		return
+// parseXadd parses XADD's arguments into the core's AddArgs; the fields
+// start at the returned index.
+func parseXadd(args [][]byte) (xstream.AddArgs, int, error) {
+	a, err := parseAddTrim(args, true)
+	if err != nil {
+		return xstream.AddArgs{}, 0, err
 	}
 	n := len(args) - a.fieldPos
 	if n < 2 || n%2 == 1 {
-		c.err("ERR wrong number of arguments for 'xadd' command")
-		return
+		return xstream.AddArgs{}, 0, replyError("ERR wrong number of arguments for 'xadd' command")
 	}
 	if a.idGiven && a.id.seqGiven && a.id.id.IsZero() {
-		c.err("ERR The ID specified in XADD must be greater than 0-0")
-		return
+		return xstream.AddArgs{}, 0, replyError("ERR The ID specified in XADD must be greater than 0-0")
 	}
 	add := xstream.AddArgs{ID: "*", NoMkStream: a.noMk}
 	if a.idGiven {
@@ -150,11 +156,19 @@ func xadd(c *conn, args [][]byte) {
 		}
 	}
 	// A trim that removes nothing has the zero TrimArgs but a policy.
-	if a.trim.Strategy == xstream.TrimNone {
-		a.trim = xstream.TrimArgs{}
+	if a.trim.Strategy != xstream.TrimNone {
+		add.Trim = a.trim
 	}
-	add.Trim = a.trim
-	id, err := c.mustDB().Add(string(args[1]), add, c.fieldArgs(args[a.fieldPos:])...)
+	return add, a.fieldPos, nil
+}
+
+func xadd(c *conn, args [][]byte) {
+	add, fieldPos, err := parseXadd(args)
+	if err != nil {
+		c.fail(err)
+		return
+	}
+	id, err := c.mustDB().Add(string(args[1]), add, c.fieldArgs(args[fieldPos:])...)
 	clear(c.fields)
 	if cap(c.fields) > maxKeptArgs {
 		c.fields = nil // do not keep the slice of one huge request
@@ -164,12 +178,10 @@ func xadd(c *conn, args [][]byte) {
 		c.id(id)
 	case errors.Is(err, xstream.ErrNoStream):
 		c.null()
-	case errors.Is(err, xstream.ErrStreamExhausted):
-		c.err("ERR The stream has exhausted the last possible ID, unable to add more items")
 	case errors.Is(err, xstream.ErrIDTooSmall):
 		c.err("ERR The ID specified in XADD is equal or smaller than the target stream top item")
 	default:
-		c.err("ERR " + err.Error())
+		c.fail(err)
 	}
 }
 
@@ -201,8 +213,9 @@ func (c *conn) fieldArgs(args [][]byte) []xstream.Field {
 }
 
 func xtrim(c *conn, args [][]byte) {
-	a, ok := c.parseAddTrim(args, false)
-	if !ok {
+	a, err := parseAddTrim(args, false)
+	if err != nil {
+		c.fail(err)
 		return
 	}
 	s, ok := c.lookupStream(args[1])
@@ -212,7 +225,7 @@ func xtrim(c *conn, args [][]byte) {
 	}
 	n, err := s.Trim(a.trim)
 	if err != nil {
-		c.err("ERR " + err.Error())
+		c.fail(err)
 		return
 	}
 	c.int(n)
@@ -256,7 +269,7 @@ func xrange(c *conn, args [][]byte, rev bool) {
 }
 
 // rangePage is how many entries XRANGE and XREVRANGE read from the stream
-// at a time.
+// at a time: the batch of Stream.ScanNoCopy.
 const rangePage = 1024
 
 // rangeReply writes the entries of s from lo to hi (from hi down to lo
@@ -271,48 +284,23 @@ func (c *conn) rangeReply(s *xstream.Stream, lo, hi xstream.ID, count int, rev b
 	start := len(c.out)
 	var big pieces // a reply past bigReply, until its length is known
 	n := 0
-	for {
-		want := rangePage
-		if count > 0 {
-			want = min(want, count-n)
-		}
-		var es []xstream.Entry
-		var err error
-		if rev {
-			es, err = s.RevRange(hi.String(), lo.String(), want)
-		} else {
-			es, err = s.Range(lo.String(), hi.String(), want)
-		}
-		if err != nil { // the bounds were checked: not expected
+	// ScanNoCopy decodes the entries into a buffer it reuses, so a long
+	// range costs the reply's bytes and no copy of every entry besides.
+	seq, err := s.ScanNoCopy(lo.String(), hi.String(), count, rev)
+	if err != nil { // the bounds were checked: not expected
+		c.fail(err)
+		return
+	}
+	for id, fields := range seq {
+		c.entry(xstream.Entry{ID: id, Fields: fields})
+		n++
+		if c.replyFull() {
+			// run replaces the reply with an error.
 			big.release(c)
-			c.out = c.out[:start]
-			c.err("ERR " + err.Error())
+			c.out, c.replyOver = c.out[:start], true
 			return
 		}
-		for _, e := range es {
-			c.entry(e)
-			n++
-			if c.replyFull() {
-				// run replaces the reply with an error.
-				big.release(c)
-				c.out, c.replyOver = c.out[:start], true
-				return
-			}
-			start = big.cut(c, start)
-		}
-		if len(es) < want || n == count || c.replyFull() {
-			break
-		}
-		last := es[len(es)-1].ID
-		var ok bool
-		if rev {
-			hi, ok = last.Prev()
-		} else {
-			lo, ok = last.Next()
-		}
-		if !ok {
-			break
-		}
+		start = big.cut(c, start)
 	}
 	// The array's length is known only now: put it in front.
 	c.scratch = redcon.AppendArray(c.scratch[:0], n)
@@ -358,7 +346,7 @@ func xdel(c *conn, args [][]byte) {
 	}
 	n, err := s.DeleteIDs(ids...)
 	if err != nil {
-		c.err("ERR " + err.Error())
+		c.fail(err)
 		return
 	}
 	c.int(n)
@@ -441,7 +429,7 @@ func xdelex(c *conn, args [][]byte) {
 	}
 	res, err := s.DeleteExIDs(policy, ids...)
 	if err != nil {
-		c.err("ERR " + err.Error())
+		c.fail(err)
 		return
 	}
 	c.deleteResults(res)
@@ -507,6 +495,6 @@ func xsetid(c *conn, args [][]byte) {
 	case errors.Is(err, xstream.ErrInvalidArgument):
 		c.err("ERR The entries_added specified in XSETID is smaller than the target stream length")
 	default:
-		c.err("ERR " + err.Error())
+		c.fail(err)
 	}
 }

@@ -1,0 +1,62 @@
+package server
+
+import (
+	"errors"
+
+	"github.com/xstreamgo/xstream"
+)
+
+// Redis's common error replies.
+const (
+	errSyntax    = "ERR syntax error"
+	errNotInt    = "ERR value is not an integer or out of range"
+	errInvalidID = "ERR Invalid stream ID specified as stream command argument"
+	errNoKey     = "ERR no such key"
+)
+
+// XNACK's errors, as Redis 8.8's xnackCommand writes them. Most of its
+// texts begin with "ERR ", to which addReplyError adds its own "-ERR "
+// prefix: they reach the client as "-ERR ERR ...", reproduced here.
+const (
+	errNackMode      = "ERR ERR mode must be SILENT, FAIL, or FATAL"
+	errNackNumIDs    = "ERR numids must be a positive integer"
+	errNackMismatch  = "ERR ERR number of IDs doesn't match numids"
+	errNackRetry     = "ERR ERR Invalid RETRYCOUNT value, must be >= 0"
+	errNackNoIDs     = "ERR ERR syntax error, expected IDS keyword"
+	errNackOptionFmt = "ERR ERR Unrecognized XNACK option '%s'"
+)
+
+// replyError is the text of an error reply, as a command's parse step
+// returns it for the command to write with fail.
+type replyError string
+
+func (e replyError) Error() string { return string(e) }
+
+// coreReplies are the replies Redis gives for the core's errors that mean
+// the same in every command. A command whose Redis text differs (XSETID's
+// ID too small, XREADGROUP's missing group) checks for it before fail.
+var coreReplies = [...]struct {
+	err  error
+	text string
+}{
+	{xstream.ErrStreamExhausted, "ERR The stream has exhausted the last possible ID, unable to add more items"},
+	{xstream.ErrGroupExists, "BUSYGROUP Consumer Group name already exists"},
+}
+
+// fail writes the error reply for err: a replyError as it is, a core error
+// as Redis words it (coreReplies), any other error as "ERR " and its
+// message.
+func (c *conn) fail(err error) {
+	var r replyError
+	if errors.As(err, &r) {
+		c.err(string(r))
+		return
+	}
+	for _, m := range coreReplies {
+		if errors.Is(err, m.err) {
+			c.err(m.text)
+			return
+		}
+	}
+	c.err("ERR " + err.Error())
+}
