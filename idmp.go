@@ -62,6 +62,10 @@ type IdempotenceInfo struct {
 	Duplicates        int64 // idempotent adds that found their ID (iids-duplicates)
 }
 
+// UnusedIdempotence is the IdempotenceInfo of a stream that never used
+// idempotent production: the default setting and zero counts.
+var UnusedIdempotence = IdempotenceInfo{IdempotenceConfig: IdempotenceConfig{DefaultIdempotenceDuration, DefaultIdempotenceMaxSize}}
+
 // The defaults and limits of IdempotenceConfig, Redis's.
 const (
 	DefaultIdempotenceDuration = 100 * time.Second

@@ -14,8 +14,8 @@ type StreamInfo struct {
 	LastEntry            *Entry
 
 	// Idempotence describes idempotent production (the IDMP fields of
-	// Redis 8.6); nil for a stream that never used it (its defaults
-	// apply: Stream.IdempotenceInfo gives them).
+	// Redis 8.6); nil when it is UnusedIdempotence (the defaults, no ID
+	// remembered or ever added): Stream.IdempotenceInfo gives it then.
 	Idempotence *IdempotenceInfo
 
 	// Entries and GroupDetails are filled by InfoFull only.
@@ -39,8 +39,7 @@ func (s *Stream) infoLocked() StreamInfo {
 		EntriesAdded:         s.st.EntriesAdded(),
 		RecordedFirstEntryID: ID(s.st.FirstID()),
 	}
-	if s.idmp != nil {
-		idmp := s.idmpInfoLocked()
+	if idmp := s.idmpInfoLocked(); idmp != UnusedIdempotence {
 		info.Idempotence = &idmp
 	}
 	if s.groups != nil {
@@ -66,7 +65,8 @@ func (s *Stream) edgeLocked(last bool) *Entry {
 // InfoFull returns Info with the first count entries in Entries (count 0:
 // all of them) and the consumer groups in GroupDetails, each with up to
 // count entries of its PEL and of each consumer's PEL, as XINFO STREAM FULL
-// does. O(log N + count × (1 + G + C)).
+// does, and each group's nacked count. O(log N + count × (1 + G + C)),
+// plus O(P) for the P pending entries of all groups (the nacked counts).
 func (s *Stream) InfoFull(count int) (StreamInfo, error) {
 	if count < 0 {
 		return StreamInfo{}, errorf(ErrInvalidArgument, "count must be >= 0, got %d", count)

@@ -1,15 +1,14 @@
 package server
 
 import (
-	"errors"
 	"time"
 
 	"github.com/xstreamgo/xstream"
 )
 
-// Idempotent production (Redis 8.6): XCFGSET sets a stream's setting
-// (xstream.Stream.SetIdempotence). XADD's IDMP and IDMPAUTO options and
-// XINFO STREAM's IDMP fields are in the handlers of those commands.
+// Idempotent production (Redis 8.6): XADD's IDMP and IDMPAUTO options
+// (parseIdmp, for parseAddTrim), XCFGSET (xstream.Stream.SetIdempotence)
+// and the IDMP fields of XINFO STREAM (idmpFields, for streamHead).
 
 func init() {
 	register("xcfgset", -2, xcfgset)
@@ -28,53 +27,120 @@ func init() {
 	}}
 }
 
-// XCFGSET's errors, as Redis 8.6 writes them.
+// XADD's errors of IDMP and IDMPAUTO, as Redis's
+// streamParseAddOrTrimArgsOrReply writes them.
 const (
-	errCfgNoParam  = "ERR At least one parameter (IDMP-DURATION or IDMP-MAXSIZE) is required"
-	errCfgDuration = "ERR IDMP-DURATION must be between 1 and 86400 seconds"
-	errCfgMaxSize  = "ERR IDMP-MAXSIZE must be between 1 and 10000 entries"
+	errIdmpTwice     = "ERR syntax error, IDMP/IDMPAUTO specified multiple times"
+	errIdmpNoPid     = "ERR syntax error, IDMP requires a non-empty producer ID"
+	errIdmpNoIid     = "ERR syntax error, IDMP requires a non-empty idempotent ID"
+	errIdmpAutoNoPid = "ERR syntax error, IDMPAUTO requires a non-empty producer ID"
+	errIdmpWithID    = "ERR syntax error, IDMP/IDMPAUTO can be used only with auto-generated IDs"
 )
 
-// xcfgset: XCFGSET key [IDMP-DURATION seconds] [IDMP-MAXSIZE n]. The
-// options are read in pairs, in any order (a repeated one: the last
-// counts), each value checked as it is read; then the key must hold a
-// stream. It replies +OK.
+// parseIdmp parses XADD's IDMPAUTO pid or IDMP pid iid at args[i] (the
+// caller saw the arguments it takes) and returns the index of its last
+// argument. An explicit ID after it is refused by parseAddTrim.
+func (a *addTrimArgs) parseIdmp(args [][]byte, i int) (int, error) {
+	auto := is(args[i], "idmpauto")
+	switch {
+	case a.idmp.Producer != "":
+		return i, replyError(errIdmpTwice)
+	case len(args[i+1]) == 0 && auto:
+		return i, replyError(errIdmpAutoNoPid)
+	case len(args[i+1]) == 0:
+		return i, replyError(errIdmpNoPid)
+	case auto:
+		a.idmp = xstream.Idempotency{Producer: string(args[i+1]), Auto: true}
+		return i + 1, nil
+	case len(args[i+2]) == 0:
+		return i, replyError(errIdmpNoIid)
+	}
+	a.idmp = xstream.Idempotency{Producer: string(args[i+1]), ID: string(args[i+2])}
+	return i + 2, nil
+}
+
+// idmpFields writes the six IDMP fields of XINFO STREAM (and FULL), after
+// recorded-first-entry-id: a stream that never used idempotence has the
+// defaults and zero counts.
+func (c *conn) idmpFields(info xstream.StreamInfo) {
+	idmp := xstream.UnusedIdempotence
+	if info.Idempotence != nil {
+		idmp = *info.Idempotence
+	}
+	c.bulk("idmp-duration")
+	c.int(int64(idmp.Duration / time.Second))
+	c.bulk("idmp-maxsize")
+	c.int(int64(idmp.MaxSize))
+	c.bulk("pids-tracked")
+	c.int(int64(idmp.Producers))
+	c.bulk("iids-tracked")
+	c.int(int64(idmp.Tracked))
+	c.bulk("iids-added")
+	c.int(idmp.Added)
+	c.bulk("iids-duplicates")
+	c.int(idmp.Duplicates)
+}
+
+// XCFGSET's errors, as Redis's xcfgsetCommand writes them.
+const (
+	errCfgNoParam       = "ERR At least one parameter must be specified"
+	errCfgDuration      = "ERR IDMP-DURATION must be between 1 and 86400 seconds"
+	errCfgMaxSize       = "ERR IDMP-MAXSIZE must be between 1 and 10000 entries"
+	errCfgDurationTwice = "ERR IDMP-DURATION specified multiple times"
+	errCfgMaxSizeTwice  = "ERR IDMP-MAXSIZE specified multiple times"
+)
+
+// xcfgset: XCFGSET key [IDMP-DURATION seconds] [IDMP-MAXSIZE n]. As
+// xcfgsetCommand: the key is looked up first, then each option is read
+// with its value and the value checked, in any order, once each; at
+// least one must be given. It replies +OK.
 func xcfgset(c *conn, args [][]byte) {
-	if len(args) == 2 {
-		c.err(errCfgNoParam)
+	s, ok := c.lookupStream(args[1])
+	if !ok {
+		c.err(errNoKey)
 		return
 	}
-	var cfg xstream.IdempotenceConfig
+	cfg, err := parseCfgSet(args)
+	if err != nil {
+		c.fail(err)
+		return
+	}
+	if err := s.SetIdempotence(cfg); err != nil {
+		c.fail(err)
+		return
+	}
+	c.ok()
+}
+
+// parseCfgSet parses XCFGSET's options.
+func parseCfgSet(args [][]byte) (cfg xstream.IdempotenceConfig, err error) {
 	for i := 2; i < len(args); i += 2 {
 		duration := is(args[i], "idmp-duration")
-		if !duration && !is(args[i], "idmp-maxsize") || i+1 == len(args) {
-			c.err(errSyntax)
-			return
+		switch {
+		case !duration && !is(args[i], "idmp-maxsize") || i+1 == len(args):
+			return cfg, replyError(errSyntax)
+		case duration && cfg.Duration != 0:
+			return cfg, replyError(errCfgDurationTwice)
+		case !duration && cfg.MaxSize != 0:
+			return cfg, replyError(errCfgMaxSizeTwice)
 		}
-		n, ok := c.intArg(args[i+1], "")
-		if !ok {
-			return
+		n, err := intArg(args[i+1], "")
+		if err != nil {
+			return cfg, err
 		}
 		switch {
 		case duration && (n < 1 || n > int64(xstream.MaxIdempotenceDuration/time.Second)):
-			c.err(errCfgDuration)
-			return
+			return cfg, replyError(errCfgDuration)
 		case duration:
 			cfg.Duration = time.Duration(n) * time.Second
 		case n < 1 || n > xstream.MaxIdempotenceMaxSize:
-			c.err(errCfgMaxSize)
-			return
+			return cfg, replyError(errCfgMaxSize)
 		default:
 			cfg.MaxSize = int(n)
 		}
 	}
-	switch err := c.mustDB().SetIdempotence(string(args[1]), cfg); {
-	case errors.Is(err, xstream.ErrNoStream):
-		c.err(errNoKey)
-		return
-	case err != nil:
-		c.err("ERR " + err.Error())
-		return
+	if cfg == (xstream.IdempotenceConfig{}) {
+		return cfg, replyError(errCfgNoParam)
 	}
-	c.ok()
+	return cfg, nil
 }

@@ -2,14 +2,17 @@ package server
 
 import (
 	"strings"
+	"sync"
 	"testing"
+	"time"
 )
 
 // Idempotent production (Redis 8.6), which the Redis 7.0 of the
-// differential tests lacks: the exact bytes of XCFGSET's replies, as the
-// tests of Redis's tests/unit/type/stream.tcl (the version with IDMP) and
-// its src/commands/xcfgset.json give them (see the report of the branch
-// for what could not be read from t_stream.c itself).
+// differential tests lacks: the exact bytes of the replies, as Redis's
+// src/t_stream.c with IDMP and XNACK writes them (xaddCommand,
+// streamParseAddOrTrimArgsOrReply, xcfgsetCommand,
+// xinfoReplyWithStreamInfo) and its tests in tests/unit/type/stream.tcl
+// expect them, and COMMAND's from src/commands/xcfgset.json.
 
 func TestXCfgSet(t *testing.T) {
 	for _, proto := range []int{2, 3} {
@@ -23,10 +26,10 @@ func TestXCfgSet(t *testing.T) {
 		if info.Duration.Seconds() != 3 || info.MaxSize != 5000 {
 			t.Fatalf("RESP%d: XCFGSET set %+v", proto, info.IdempotenceConfig)
 		}
-		// The limits, and a repeated option: the last counts.
+		// The limits.
 		expectRaw(t, c, "+OK|", "XCFGSET", "s", "IDMP-DURATION", "86400", "IDMP-MAXSIZE", "1")
-		expectRaw(t, c, "+OK|", "XCFGSET", "s", "IDMP-DURATION", "1", "IDMP-MAXSIZE", "10000", "IDMP-DURATION", "7")
-		if info = st.IdempotenceInfo(); info.Duration.Seconds() != 7 || info.MaxSize != 10000 {
+		expectRaw(t, c, "+OK|", "XCFGSET", "s", "IDMP-MAXSIZE", "10000", "IDMP-DURATION", "1")
+		if info = st.IdempotenceInfo(); info.Duration.Seconds() != 1 || info.MaxSize != 10000 {
 			t.Fatalf("RESP%d: XCFGSET set %+v", proto, info.IdempotenceConfig)
 		}
 	}
@@ -38,7 +41,7 @@ func TestXCfgSetErrors(t *testing.T) {
 	fields(t, c, "s", "1-0")
 	expectRaw(t, c, "+OK|", "XCFGSET", "s", "IDMP-DURATION", "60", "IDMP-MAXSIZE", "50")
 	const (
-		noParam  = "-ERR At least one parameter (IDMP-DURATION or IDMP-MAXSIZE) is required|"
+		noParam  = "-ERR At least one parameter must be specified|"
 		notInt   = "-ERR value is not an integer or out of range|"
 		duration = "-ERR IDMP-DURATION must be between 1 and 86400 seconds|"
 		maxSize  = "-ERR IDMP-MAXSIZE must be between 1 and 10000 entries|"
@@ -73,6 +76,9 @@ func TestXCfgSetErrors(t *testing.T) {
 		{maxSize, []string{"IDMP-MAXSIZE", "-50"}},
 		{maxSize, []string{"IDMP-MAXSIZE", "10001"}},
 		{maxSize, []string{"IDMP-DURATION", "5", "IDMP-MAXSIZE", "10001"}},
+		{"-ERR IDMP-DURATION specified multiple times|", []string{"IDMP-DURATION", "5", "IDMP-DURATION", "6"}},
+		{"-ERR IDMP-DURATION specified multiple times|", []string{"IDMP-DURATION", "5", "IDMP-MAXSIZE", "6", "IDMP-DURATION", "x"}},
+		{"-ERR IDMP-MAXSIZE specified multiple times|", []string{"IDMP-MAXSIZE", "5", "IDMP-MAXSIZE", "6"}},
 	} {
 		expectRaw(t, c, tc.want, append([]string{"XCFGSET", "s"}, tc.args...)...)
 	}
@@ -80,9 +86,9 @@ func TestXCfgSetErrors(t *testing.T) {
 	if info := st.IdempotenceInfo(); info.Duration.Seconds() != 60 || info.MaxSize != 50 {
 		t.Fatalf("a refused XCFGSET changed the setting: %+v", info.IdempotenceConfig)
 	}
-	// The arguments are checked before the key is looked up.
-	expectRaw(t, c, duration, "XCFGSET", "missing", "IDMP-DURATION", "0")
-	expectRaw(t, c, noParam, "XCFGSET", "missing")
+	// The key is looked up before the arguments are read.
+	expectRaw(t, c, "-ERR no such key|", "XCFGSET", "missing", "IDMP-DURATION", "0")
+	expectRaw(t, c, "-ERR no such key|", "XCFGSET", "missing")
 }
 
 // COMMAND INFO and COMMAND DOCS of XCFGSET: Redis 8's
@@ -112,4 +118,141 @@ func TestXCfgSetCommandDocs(t *testing.T) {
 		block("%2", "%3", "%4", "~", "idmp-duration-block", "IDMP-DURATION", "duration")+
 		block("%2", "%3", "%4", "~", "idmp-maxsize-block", "IDMP-MAXSIZE", "maxsize"),
 		"COMMAND", "DOCS", "xcfgset")
+}
+
+// bulkRaw and intRaw write a bulk string and an integer as expectRaw
+// takes them ("|" for CRLF).
+func bulkRaw(s string) string { return "$" + itoa(len(s)) + "|" + s + "|" }
+func intRaw(n int) string     { return ":" + itoa(n) + "|" }
+
+const (
+	id0 = "1700000000000-0" // the auto IDs of newerClient's still clock
+	id1 = "1700000000000-1"
+	id2 = "1700000000000-2"
+)
+
+// XADD's IDMP and IDMPAUTO, as xaddCommand: a repeat replies the first
+// add's ID and adds nothing (no trim either); IDMPAUTO's ID is the
+// field/value pairs in any order; producers are apart.
+func TestXAddIdmp(t *testing.T) {
+	for _, proto := range []int{2, 3} {
+		c, _ := newerClient(t, proto)
+		null := "$-1|"
+		if proto == 3 {
+			null = "_|"
+		}
+		expectRaw(t, c, null, "XADD", "s", "NOMKSTREAM", "IDMP", "p1", "a", "*", "f", "v")
+		expectRaw(t, c, ":0|", "EXISTS", "s")
+		expectRaw(t, c, bulkRaw(id0), "XADD", "s", "IDMP", "p1", "a", "*", "f", "v")
+		expectRaw(t, c, bulkRaw(id0), "XADD", "s", "idmp", "p1", "a", "MAXLEN", "0", "*", "f", "other")
+		expectRaw(t, c, bulkRaw(id0), "XADD", "s", "NOMKSTREAM", "MAXLEN", "=", "0", "IDMP", "p1", "a", "*", "f", "v")
+		expectRaw(t, c, ":1|", "XLEN", "s")
+		expectRaw(t, c, bulkRaw(id1), "XADD", "s", "IDMP", "p2", "a", "*", "f", "v")
+		expectRaw(t, c, bulkRaw(id2), "XADD", "s", "IDMPAUTO", "p1", "*", "x", "1", "y", "2")
+		expectRaw(t, c, bulkRaw(id2), "XADD", "s", "KEEPREF", "IDMPAUTO", "p1", "*", "y", "2", "x", "1")
+		expectRaw(t, c, "*1|*2|"+bulkRaw(id0)+"*2|$1|f|$1|v|", "XRANGE", "s", "-", id0)
+		expectRaw(t, c, ":3|", "XLEN", "s")
+		// XCFGSET with a new value forgets the IDs.
+		expectRaw(t, c, "+OK|", "XCFGSET", "s", "IDMP-DURATION", "100")
+		expectRaw(t, c, bulkRaw(id0), "XADD", "s", "IDMP", "p1", "a", "*", "f", "v")
+		expectRaw(t, c, "+OK|", "XCFGSET", "s", "IDMP-DURATION", "50")
+		expectRaw(t, c, bulkRaw("1700000000000-3"), "XADD", "s", "IDMP", "p1", "a", "*", "f", "v")
+	}
+}
+
+// The errors of IDMP and IDMPAUTO, as streamParseAddOrTrimArgsOrReply
+// writes them, in its order: each option as it is read, the ID, then the
+// auto-ID rule; IDMP takes the two arguments after it, IDMPAUTO one.
+func TestXAddIdmpErrors(t *testing.T) {
+	c, _ := newerClient(t, 2)
+	for _, tc := range []struct {
+		want string
+		args []string
+	}{
+		{errInvalidRaw, []string{"IDMP", "p1", "*", "f", "v"}},
+		{"-ERR syntax error, IDMP/IDMPAUTO can be used only with auto-generated IDs|", []string{"IDMP", "p1", "i", "1-1", "f", "v"}},
+		{"-ERR syntax error, IDMP/IDMPAUTO can be used only with auto-generated IDs|", []string{"IDMPAUTO", "p1", "5-*", "f", "v"}},
+		{"-ERR syntax error, IDMP/IDMPAUTO can be used only with auto-generated IDs|", []string{"IDMPAUTO", "p1", "0-0", "f", "v"}},
+		{"-ERR syntax error, IDMP/IDMPAUTO specified multiple times|", []string{"IDMP", "p1", "i", "IDMP", "p2", "j", "*", "f", "v"}},
+		{"-ERR syntax error, IDMP/IDMPAUTO specified multiple times|", []string{"IDMPAUTO", "p1", "IDMP", "p2", "j", "*", "f", "v"}},
+		{"-ERR syntax error, IDMP/IDMPAUTO specified multiple times|", []string{"IDMP", "p1", "i", "IDMPAUTO", "p2", "*", "f", "v"}},
+		{"-ERR syntax error, IDMP requires a non-empty producer ID|", []string{"IDMP", "", "i", "*", "f", "v"}},
+		{"-ERR syntax error, IDMP requires a non-empty idempotent ID|", []string{"IDMP", "p1", "", "*", "f", "v"}},
+		{"-ERR syntax error, IDMPAUTO requires a non-empty producer ID|", []string{"IDMPAUTO", "", "*", "f", "v"}},
+		{"-ERR wrong number of arguments for 'xadd' command|", []string{"IDMP", "p1", "f"}}, // no ID after it
+		{"-ERR wrong number of arguments for 'xadd' command|", []string{"IDMP", "p1", "i", "*", "f"}},
+		{"-ERR syntax error, LIMIT cannot be used without the special ~ option|", []string{"IDMP", "p1", "i", "MAXLEN", "1", "LIMIT", "5", "*", "f", "v"}},
+	} {
+		expectRaw(t, c, tc.want, append([]string{"XADD", "s"}, tc.args...)...)
+	}
+	expectRaw(t, c, ":0|", "EXISTS", "s")
+}
+
+// An IDMP add on a stream whose window passed adds again (the core's
+// tests cover the rules of the window).
+func TestXAddIdmpWindow(t *testing.T) {
+	now := time.UnixMilli(1_700_000_000_000)
+	var mu sync.Mutex
+	srv := RunTWith(t, Options{Clock: func() time.Time { mu.Lock(); defer mu.Unlock(); return now }})
+	c := newClientProto(t, srv.Addr(), 2)
+	expectRaw(t, c, bulkRaw(id0), "XADD", "s", "IDMP", "p", "i", "*", "f", "v")
+	expectRaw(t, c, "+OK|", "XCFGSET", "s", "IDMP-DURATION", "1")
+	expectRaw(t, c, bulkRaw(id1), "XADD", "s", "IDMP", "p", "i", "*", "f", "v")
+	mu.Lock()
+	now = now.Add(999 * time.Millisecond)
+	mu.Unlock()
+	expectRaw(t, c, bulkRaw(id1), "XADD", "s", "IDMP", "p", "i", "*", "f", "v")
+	mu.Lock()
+	now = now.Add(time.Millisecond)
+	mu.Unlock()
+	expectRaw(t, c, bulkRaw("1700000001000-0"), "XADD", "s", "IDMP", "p", "i", "*", "f", "v")
+}
+
+// XINFO STREAM and FULL with the IDMP fields of Redis 8.6 after
+// recorded-first-entry-id, and FULL's groups with Redis 8.8's
+// nacked-count after pel-count; an entry given back by XNACK is pending
+// to "" at time 0, as xinfoReplyWithStreamInfo writes them.
+func TestXInfoStreamIdmpAndNacked(t *testing.T) {
+	entry := func(id string) string { return "*2|" + bulkRaw(id) + "*2|$1|f|$1|v|" }
+	for _, proto := range []int{2, 3} {
+		c, _ := newerClient(t, proto)
+		m := func(pairs int) string {
+			if proto == 3 {
+				return "%" + itoa(pairs) + "|"
+			}
+			return "*" + itoa(2*pairs) + "|"
+		}
+		fields(t, c, "plain", "1-1")
+		plainIdmp := bulkRaw("idmp-duration") + intRaw(100) + bulkRaw("idmp-maxsize") + intRaw(100) +
+			bulkRaw("pids-tracked") + intRaw(0) + bulkRaw("iids-tracked") + intRaw(0) +
+			bulkRaw("iids-added") + intRaw(0) + bulkRaw("iids-duplicates") + intRaw(0)
+		expectRaw(t, c, m(16)+bulkRaw("length")+intRaw(1)+bulkRaw("radix-tree-keys")+intRaw(1)+bulkRaw("radix-tree-nodes")+intRaw(2)+
+			bulkRaw("last-generated-id")+bulkRaw("1-1")+bulkRaw("max-deleted-entry-id")+bulkRaw("0-0")+bulkRaw("entries-added")+intRaw(1)+
+			bulkRaw("recorded-first-entry-id")+bulkRaw("1-1")+plainIdmp+bulkRaw("groups")+intRaw(0)+
+			bulkRaw("first-entry")+"*2|$3|1-1|*2|$1|f|$1|1|"+bulkRaw("last-entry")+"*2|$3|1-1|*2|$1|f|$1|1|",
+			"XINFO", "STREAM", "plain")
+
+		raw(t, c, "XADD", "s", "IDMP", "p1", "a", "*", "f", "v")
+		raw(t, c, "XADD", "s", "IDMP", "p1", "a", "*", "f", "v")
+		raw(t, c, "XADD", "s", "IDMPAUTO", "p2", "*", "f", "v")
+		expectRaw(t, c, "+OK|", "XCFGSET", "s", "IDMP-MAXSIZE", "100", "IDMP-DURATION", "100")
+		expectRaw(t, c, "+OK|", "XGROUP", "CREATE", "s", "g", "0")
+		raw(t, c, "XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", ">")
+		expectRaw(t, c, ":1|", "XNACK", "s", "g", "FAIL", "IDS", "1", id0)
+		head := bulkRaw("length") + intRaw(2) + bulkRaw("radix-tree-keys") + intRaw(1) + bulkRaw("radix-tree-nodes") + intRaw(2) +
+			bulkRaw("last-generated-id") + bulkRaw(id1) + bulkRaw("max-deleted-entry-id") + bulkRaw("0-0") + bulkRaw("entries-added") + intRaw(2) +
+			bulkRaw("recorded-first-entry-id") + bulkRaw(id0) +
+			bulkRaw("idmp-duration") + intRaw(100) + bulkRaw("idmp-maxsize") + intRaw(100) +
+			bulkRaw("pids-tracked") + intRaw(2) + bulkRaw("iids-tracked") + intRaw(2) +
+			bulkRaw("iids-added") + intRaw(2) + bulkRaw("iids-duplicates") + intRaw(1)
+		expectRaw(t, c, m(16)+head+bulkRaw("groups")+intRaw(1)+bulkRaw("first-entry")+entry(id0)+bulkRaw("last-entry")+entry(id1),
+			"XINFO", "STREAM", "s")
+		expectRaw(t, c, m(15)+head+bulkRaw("entries")+"*2|"+entry(id0)+entry(id1)+
+			bulkRaw("groups")+"*1|"+m(8)+bulkRaw("name")+bulkRaw("g")+bulkRaw("last-delivered-id")+bulkRaw(id1)+
+			bulkRaw("entries-read")+intRaw(2)+bulkRaw("lag")+intRaw(0)+bulkRaw("pel-count")+intRaw(2)+bulkRaw("nacked-count")+intRaw(1)+
+			bulkRaw("pending")+"*2|*4|"+bulkRaw(id0)+"$0||:0|:1|*4|"+bulkRaw(id1)+bulkRaw("c")+":1700000000000|:1|"+
+			bulkRaw("consumers")+"*1|"+m(5)+bulkRaw("name")+bulkRaw("c")+bulkRaw("seen-time")+":1700000000000|"+
+			bulkRaw("active-time")+":1700000000000|"+bulkRaw("pel-count")+intRaw(1)+bulkRaw("pending")+"*1|*3|"+bulkRaw(id1)+":1700000000000|:1|",
+			"XINFO", "STREAM", "s", "FULL")
+	}
 }
