@@ -17,10 +17,12 @@ import (
 // first add. A pair is remembered for the stream's Duration, counted from
 // the millisecond of the entry's ID (auto IDs only, so that is when it
 // was added), and at most the MaxSize latest pairs of each producer are
-// kept. Remembered pairs that have aged past the duration are dropped on
-// the producer's next idempotent add. Deleting or trimming the entry does
-// not forget its pair: a repeat within the window still returns its ID
-// and adds nothing.
+// kept. A pair aged past the duration no longer matches; it is dropped
+// from memory by the producer's next idempotent add, or by the sweep of
+// every producer that an idempotent add makes once a second at most
+// (Redis's serverCron does the same), which also forgets the producers
+// left with no pair. Deleting or trimming the entry does not forget its
+// pair: a repeat within the window still returns its ID and adds nothing.
 
 // Idempotency makes an Add idempotent (Redis 8.6 XADD IDMP and IDMPAUTO).
 // The zero value is a plain Add.
@@ -83,7 +85,12 @@ type idmpState struct {
 	tracked    int
 	added      int64
 	dups       int64
+	sweptMs    uint64 // when the last sweep of every producer ran
 }
+
+// idmpSweepEvery is how often, at most, an idempotent add sweeps every
+// producer of aged IDs.
+const idmpSweepEvery = 1000 // ms
 
 // idmpProducer holds one producer's remembered IDs: ids maps an
 // idempotent ID to its entry's ID; ring keeps the same IDs oldest first

@@ -23,6 +23,7 @@ type idmpModel struct {
 	maxSize     int
 	producers   map[string][]idmpModelRef // oldest first
 	added, dups int64
+	swept       int64 // when an add last swept every producer
 }
 
 type idmpModelRef struct {
@@ -46,7 +47,18 @@ func (m *idmpModel) lookup(producer, key string, now int64) (ID, bool) {
 }
 
 func (m *idmpModel) remember(producer, key string, id ID, now int64) {
-	refs := slices.DeleteFunc(m.producers[producer], func(r idmpModelRef) bool { return now-int64(r.id.Ms) >= m.durMs })
+	aged := func(r idmpModelRef) bool { return now-int64(r.id.Ms) >= m.durMs }
+	if now >= m.swept+1000 { // at most once a second, every producer
+		m.swept = now
+		for p, refs := range m.producers {
+			if refs = slices.DeleteFunc(refs, aged); len(refs) == 0 {
+				delete(m.producers, p)
+			} else {
+				m.producers[p] = refs
+			}
+		}
+	}
+	refs := slices.DeleteFunc(m.producers[producer], aged)
 	for len(refs) >= m.maxSize {
 		refs = refs[1:]
 	}

@@ -155,15 +155,22 @@ func TestIdempotenceWindowByTime(t *testing.T) {
 	require.Equal(t, 1, s.IdempotenceInfo().Tracked, "the aged ID was dropped")
 	require.Equal(t, again, mustAddArgs(t, s, idem("p1", "req-1"), Fields("f", "v")...))
 
-	// Aged IDs of a producer stay held until its next idempotent add;
-	// another producer's add does not drop them.
+	// Another producer's add drops the aged IDs of every producer, and
+	// the producers left with none, once a second at most.
 	mustAddArgs(t, s, idem("p2", "a"), Fields("f", "v")...)
+	require.Equal(t, IdempotenceInfo{IdempotenceConfig: IdempotenceConfig{5 * time.Second, 100}, Producers: 2, Tracked: 2, Added: 3, Duplicates: 2}, s.IdempotenceInfo())
 	clk.advance(time.Hour)
 	mustAddArgs(t, s, idem("p2", "b"), Fields("f", "v")...)
-	info := s.IdempotenceInfo()
-	require.Equal(t, 2, info.Tracked, "p1's aged req-1 held, p2's a dropped")
+	require.Equal(t, IdempotenceInfo{IdempotenceConfig: IdempotenceConfig{5 * time.Second, 100}, Producers: 1, Tracked: 1, Added: 4, Duplicates: 2}, s.IdempotenceInfo(),
+		"p1 and its aged req-1 forgotten, p2's a dropped")
+	clk.advance(4500 * time.Millisecond)
+	mustAddArgs(t, s, idem("p1", "x"), Fields("f", "v")...) // a sweep; b is 4.5s old
+	clk.advance(500 * time.Millisecond)
+	mustAddArgs(t, s, idem("p1", "y"), Fields("f", "v")...)
+	require.Equal(t, 2, s.IdempotenceInfo().Producers, "no sweep within the second: p2's aged b held")
+	clk.advance(500 * time.Millisecond)
 	mustAddArgs(t, s, idem("p1", "z"), Fields("f", "v")...)
-	require.Equal(t, 2, s.IdempotenceInfo().Tracked)
+	require.Equal(t, 1, s.IdempotenceInfo().Producers, "the sweep a second after the last")
 
 	// The window counts from the entry's ID: with the clock set back
 	// (the ID stays ahead of it) nothing ages.

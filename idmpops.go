@@ -22,7 +22,7 @@ import "fmt"
 // before):
 //
 //	snapIdempotence  duration (seconds), max size, added, duplicates,
-//	                 number of producers
+//	                 last sweep (ms), number of producers
 //	snapIdmpProducer producer, n, n × (idempotent ID, entry ID), oldest
 //	                 first
 const (
@@ -69,6 +69,9 @@ func (s *Stream) idmpTrackLocked(k idmpKey, id ID, nowMs uint64) {
 	}
 	st := s.idmpLocked()
 	st.added++
+	if nowMs >= st.sweptMs+idmpSweepEvery {
+		st.sweep(nowMs)
+	}
 	p := st.producers[k.producer]
 	if p == nil {
 		if st.producers == nil {
@@ -83,6 +86,21 @@ func (s *Stream) idmpTrackLocked(k idmpKey, id ID, nowMs uint64) {
 	}
 	p.push(k.iid, id, st.maxSize)
 	st.tracked++
+}
+
+// sweep drops every producer's IDs aged past the duration at nowMs, and
+// the producers left with none. O(P) plus the IDs dropped.
+func (st *idmpState) sweep(nowMs uint64) {
+	st.sweptMs = nowMs
+	for name, p := range st.producers {
+		for p.n > 0 && st.expired(p.oldest().ms, nowMs) {
+			p.pop()
+			st.tracked--
+		}
+		if p.n == 0 {
+			delete(st.producers, name)
+		}
+	}
 }
 
 // idmpDupLocked counts an idempotent add that found its ID.
@@ -145,6 +163,7 @@ type idmpCopy struct {
 	durationSec uint64
 	maxSize     int
 	added, dups int64
+	sweptMs     uint64
 	producers   []idmpProducerCopy
 }
 
@@ -160,7 +179,7 @@ func (s *Stream) copyIdmpLocked() *idmpCopy {
 	if st == nil {
 		return nil
 	}
-	c := &idmpCopy{durationSec: st.durationMs / 1000, maxSize: st.maxSize, added: st.added, dups: st.dups}
+	c := &idmpCopy{durationSec: st.durationMs / 1000, maxSize: st.maxSize, added: st.added, dups: st.dups, sweptMs: st.sweptMs}
 	for name, p := range st.producers {
 		pc := idmpProducerCopy{name: name, iids: make([]string, p.n), ids: make([]ID, p.n)}
 		for i := range p.n {
@@ -181,6 +200,7 @@ func (w *snapWriter) writeIdmp(c *idmpCopy) error {
 	w.uvarint(uint64(c.maxSize))
 	w.varint(c.added)
 	w.varint(c.dups)
+	w.uvarint(c.sweptMs)
 	w.uvarint(uint64(len(c.producers)))
 	if err := w.end(); err != nil {
 		return err
@@ -204,12 +224,12 @@ func (w *snapWriter) writeIdmp(c *idmpCopy) error {
 func (r *replayer) loadIdmp(c *loading, kind byte, d *decoder) error {
 	s := c.o.s
 	if kind == snapIdempotence {
-		dur, size, added, dups, n := d.uvarint(), d.uvarint(), d.varint(), d.varint(), d.uvarint()
+		dur, size, added, dups, swept, n := d.uvarint(), d.uvarint(), d.varint(), d.varint(), d.uvarint(), d.uvarint()
 		if d.err != nil || s.idmp != nil || !validIdmpConfig(dur, size) || added < 0 || dups < 0 {
 			return r.corrupt("stream %q: idempotence state %ds, %d, %d, %d, %d", s.name, dur, size, added, dups, n)
 		}
 		st := s.idmpLocked()
-		st.durationMs, st.maxSize, st.added, st.dups = dur*1000, int(size), added, dups
+		st.durationMs, st.maxSize, st.added, st.dups, st.sweptMs = dur*1000, int(size), added, dups, swept
 		c.idmpProducers = n
 		return nil
 	}
