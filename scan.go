@@ -83,6 +83,7 @@ func (s *Stream) ScanNoCopy(start, end string, count int, rev bool) (iter.Seq2[I
 				batch = min(batch, left)
 			}
 			c.reset()
+			c.noSeal = true // one buffer, reused: view reads it
 			s.mu.RLock()
 			s.collectRangeLocked(c, lo, hi, batch, rev)
 			s.runlock()

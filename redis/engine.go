@@ -76,12 +76,22 @@ func WithBlockSlice(d time.Duration) Option {
 
 // New connects to the servers of opt.InitAddress (one standalone server,
 // or any nodes of a cluster: rueidis finds the others) and returns an
-// Engine on them. Client-side caching is turned off (opt.DisableCache), as
-// the engine does not use it and some servers, xstream's own among them,
-// lack CLIENT TRACKING. Close closes the client.
+// Engine on them. Client-side caching stays as opt has it (rueidis's
+// default: on, which needs CLIENT TRACKING, as Redis 6 and later, Valkey
+// and xstream's own server have it), except that it is turned off
+// (opt.DisableCache) where rueidis cannot have it: over RESP2
+// (opt.AlwaysRESP2), or when the server refuses it (rueidis.ErrNoCache).
+// The engine's own commands do not use the cache. Close closes the
+// client.
 func New(ctx context.Context, opt rueidis.ClientOption, opts ...Option) (Engine, error) {
-	opt.DisableCache = true
+	if opt.AlwaysRESP2 {
+		opt.DisableCache = true
+	}
 	c, err := rueidis.NewClient(opt)
+	if errors.Is(err, rueidis.ErrNoCache) {
+		opt.DisableCache = true
+		c, err = rueidis.NewClient(opt)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -99,8 +109,8 @@ func Dial(ctx context.Context, addrs ...string) (Engine, error) {
 }
 
 // NewWithClient returns an Engine that sends its commands through c, an
-// existing client, which must have been created with DisableCache unless
-// the server has CLIENT TRACKING. Close leaves c open: it is the caller's.
+// existing client (with DisableCache when the server lacks CLIENT
+// TRACKING). Close leaves c open: it is the caller's.
 func NewWithClient(ctx context.Context, c rueidis.Client, opts ...Option) (Engine, error) {
 	return newEngine(ctx, c, false, opts)
 }

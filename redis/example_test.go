@@ -74,7 +74,7 @@ func ExampleNew() {
 
 func ExampleNewWithClient() {
 	ctx := context.Background()
-	c, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{"127.0.0.1:6379"}, DisableCache: true})
+	c, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{"127.0.0.1:6379"}})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -142,6 +142,8 @@ func (c *conn) configParams() [][2]string {
 		{"proto-max-bulk-len", strconv.Itoa(o.MaxRequestBytes)},
 		{"stream-node-max-entries", strconv.FormatInt(entries, 10)},
 		{"stream-node-max-bytes", strconv.FormatInt(bytes, 10)},
+		{"slowlog-log-slower-than", strconv.FormatInt(c.srv.slow.threshold.Load(), 10)},
+		{"slowlog-max-len", strconv.FormatInt(c.srv.slow.maxLen.Load(), 10)},
 	}
 }
 
@@ -178,7 +180,8 @@ func configGet(c *conn, args [][]byte) {
 // value is checked before any is set, as Redis does. The settings it
 // changes are the ones the server has: stream-node-max-entries and
 // stream-node-max-bytes (the node size of every stream, see
-// xstream.DB.SetNodeSize) and maxclients.
+// xstream.DB.SetNodeSize), maxclients, slowlog-log-slower-than and
+// slowlog-max-len.
 func configSet(c *conn, args [][]byte) {
 	if len(args)%2 != 0 {
 		c.err(errSyntax)
@@ -214,6 +217,20 @@ func configSet(c *conn, args [][]byte) {
 				fail("argument must be a memory value")
 				return
 			}
+		case "slowlog-log-slower-than", "slowlog-max-len":
+			v, err = strconv.ParseInt(string(args[i+1]), 10, 64)
+			if err != nil {
+				fail("argument couldn't be parsed into an integer")
+				return
+			}
+			least := int64(0)
+			if name == "slowlog-log-slower-than" {
+				least = -1 // off
+			}
+			if v < least {
+				fail("argument must be between " + strconv.FormatInt(least, 10) + " and 9223372036854775807 inclusive")
+				return
+			}
 		case "maxclients":
 			v, err = strconv.ParseInt(string(args[i+1]), 10, 64)
 			if err != nil {
@@ -246,6 +263,11 @@ func configSet(c *conn, args [][]byte) {
 			s.nodeBytes, node = ch.v, true
 		case "maxclients":
 			s.opts.MaxClients = int(min(ch.v, 1<<31-1))
+		case "slowlog-log-slower-than":
+			s.slow.threshold.Store(ch.v)
+			s.startTicker()
+		case "slowlog-max-len":
+			s.slow.maxLen.Store(ch.v)
 		}
 	}
 	s.nodeSizeSet = s.nodeSizeSet || node

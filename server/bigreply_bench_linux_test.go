@@ -14,8 +14,8 @@ import (
 )
 
 // BenchmarkBigReply is the cost of one big reply (see issue 11): an
-// XRANGE of a whole stream of 20,000 entries of 1 KB (20 MB of reply) and
-// an ECHO of 16 MB, from the xstream server and from redis-server
+// XRANGE and an XREAD of a whole stream of 20,000 entries of 1 KB (20 MB
+// of reply) and an ECHO of 16 MB, from the xstream server and from redis-server
 // (realAddr) on loopback in the same run, one after the other. It reports
 // each server's time and their ratio, and each one's peak RSS growth over
 // the reply's size: the process's resident high-water mark (VmHWM, reset
@@ -37,6 +37,7 @@ func BenchmarkBigReply(b *testing.B) {
 		fill bool
 	}{
 		{"XRANGE-20MB", resp("XRANGE", "s", "-", "+"), true},
+		{"XREAD-20MB", resp("XREAD", "STREAMS", "s", "0"), true},
 		{"ECHO-16MB", resp("ECHO", echo), false},
 	}
 	for _, tc := range cases {

@@ -99,6 +99,8 @@ func init() {
 	})
 	register("reset", 1, func(c *conn, args [][]byte) {
 		c.resetMulti()
+		c.resetTracking()
+		c.unmonitor()
 		c.db, c.resp, c.name = 0, 2, ""
 		c.replyMode = replyOn
 		c.authed = c.srv.opts.Password == ""

@@ -230,8 +230,14 @@ func (c *conn) commandDocs(cmd *command) {
 	if cmd.subs != nil {
 		n++
 	}
+	if s.complexity == "" { // Redis leaves it out (MONITOR)
+		n--
+	}
 	c.mapLen(n)
 	for _, kv := range [...][2]string{{"summary", s.summary}, {"since", s.since}, {"group", s.group}, {"complexity", s.complexity}} {
+		if kv[1] == "" && kv[0] == "complexity" {
+			continue
+		}
 		c.bulk(kv[0])
 		c.bulk(kv[1])
 	}

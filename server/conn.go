@@ -92,6 +92,15 @@ type conn struct {
 	streamed, held int
 	replyOver      bool
 	memOver        bool // the reply would pass MaxClientsMemory
+
+	cmdStart int        // where in out the reply of the command in call starts
+	trk      trackState // CLIENT TRACKING and SUBSCRIBE (tracking.go)
+	pushes   pushBox    // invalidations and MONITOR lines queued by other connections
+
+	monitor   bool     // MONITOR ran (monitor.go)
+	blockFeed [][]byte // a blocking command for MONITOR, until shown
+	blockedUS int64    // µs the running command waited blocked, for SLOWLOG
+	busy      bool     // counted in slowlog.busy
 }
 
 // replyFull reports whether the running command's reply has passed
@@ -187,6 +196,8 @@ func (c *conn) stopReading() {
 }
 
 func (c *conn) serve() {
+	c.setBusy(true)
+	defer c.setBusy(false)
 	c.fr = newFrameReader(c.nc, frameLimits{max: c.srv.opts.MaxRequestBytes, maxArgs: c.srv.opts.MaxArgs})
 	c.ahead = newRequestQueue(min(c.srv.opts.MaxRequestBytes, maxQueueBytes))
 	for {
@@ -212,7 +223,14 @@ func (c *conn) serve() {
 		}
 		c.srv.commands.Add(1)
 		c.run(args)
+		if c.trk.on {
+			c.afterTracked(args)
+		}
+		if c.pushes.n.Load() != 0 {
+			c.deliverPushes()
+		}
 		if c.quit {
+			c.srv.track.gone(c) // before the reply: a redirect to c is broken once QUIT is answered
 			c.flush()
 			break
 		}
@@ -228,6 +246,8 @@ func (c *conn) serve() {
 	c.nc.Close()
 	c.cancel()
 	c.releaseIn()
+	c.srv.track.gone(c)
+	c.unmonitor()
 }
 
 func isNetError(err error) bool {
@@ -257,7 +277,20 @@ func (c *conn) next() ([][]byte, error) {
 		if c.flush() != nil {
 			return nil, c.writeErr
 		}
-		c.readErr = c.fill()
+		if !c.pushes.sleep() {
+			c.deliverPushes()
+			continue
+		}
+		c.setBusy(false)
+		rerr := c.fill()
+		if c.awake() && errors.Is(rerr, os.ErrDeadlineExceeded) {
+			rerr = nil // interrupted for pushes
+		}
+		c.setBusy(true)
+		if c.pushes.n.Load() != 0 {
+			c.deliverPushes()
+		}
+		c.readErr = rerr
 		c.public.active.Store(time.Now().UnixMilli())
 	}
 	return nil, c.readErr
@@ -432,8 +465,15 @@ func (c *conn) watch() (stop func()) {
 	old := cap(c.in)
 	c.in, c.pos, c.argv = append([]byte(nil), c.in[c.pos:]...), 0, nil
 	c.srv.clientMem.Add(int64(cap(c.in) - old))
+	if c.blockFeed != nil {
+		c.feedMonitors(c.blockFeed)
+		c.blockFeed = nil
+	}
 	c.ahead.setRelease(false)
 	c.srv.stats.blocked.Add(1)
+	c.setBusy(false) // the wait is not the command's time
+	th := c.srv.slow.threshold.Load()
+	blockStart := c.srv.slowNow(th)
 	var stopping atomic.Bool
 	done := make(chan struct{})
 	go func() {
@@ -466,6 +506,8 @@ func (c *conn) watch() (stop func()) {
 		}
 	}()
 	return func() {
+		c.setBusy(true)
+		c.blockedUS += c.srv.slowNow(th) - blockStart
 		c.srv.stats.blocked.Add(-1)
 		stopping.Store(true)
 		c.nc.SetReadDeadline(time.Unix(1, 0))
@@ -554,6 +596,12 @@ const flushBytes = 64 << 10
 // commands they answer (logBarrier). After a write error, or an error of
 // the log, it writes nothing more and returns that error.
 func (c *conn) flush() error {
+	if c.srv.track.bcast.Load() {
+		c.srv.track.broadcast()
+	}
+	if c.pushes.n.Load() != 0 {
+		c.deliverPushes()
+	}
 	if c.writeErr == nil && len(c.out) > 0 {
 		if c.writeErr = c.logBarrier(); c.writeErr == nil {
 			_, c.writeErr = c.nc.Write(c.out)

@@ -15,6 +15,16 @@ const redisVersion = RedisVersion
 
 func init() {
 	register("ping", -1, func(c *conn, args [][]byte) {
+		if c.subscribed() && len(args) <= 2 { // RESP2's Pub/Sub context
+			c.array(2)
+			c.bulk("pong")
+			if len(args) == 2 {
+				c.bulkBytes(args[1])
+			} else {
+				c.bulk("")
+			}
+			return
+		}
 		switch len(args) {
 		case 1:
 			c.simple("PONG")

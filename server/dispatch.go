@@ -17,6 +17,10 @@ type command struct {
 	// From spec's flags: write (it may change a DB: refused when the
 	// DB's log failed) and no_multi (refused inside MULTI).
 	write, noMulti bool
+	readonly       bool // a read of its keys, remembered for tracking clients
+	noMonitor      bool // admin: not shown to MONITOR
+	blocking       bool // may block (XREAD, XREADGROUP)
+	skipSlowlog    bool // not logged by SLOWLOG (EXEC)
 	idx            int  // in commandsInOrder, and in a server's stats
 	denyOOM        bool // refused past MaxMemory (maxmemory.go)
 }
@@ -41,6 +45,10 @@ func register(name string, arity int, fn func(c *conn, args [][]byte)) *command 
 		cmd.write = cmd.write || f == "write"
 		cmd.noMulti = cmd.noMulti || f == "no_multi"
 		cmd.denyOOM = cmd.denyOOM || f == "denyoom"
+		cmd.readonly = cmd.readonly || f == "readonly"
+		cmd.noMonitor = cmd.noMonitor || f == "admin" || f == "skip_monitor"
+		cmd.blocking = cmd.blocking || f == "blocking"
+		cmd.skipSlowlog = cmd.skipSlowlog || f == "skip_slowlog"
 	}
 	if parent, sub, ok := strings.Cut(name, "|"); ok {
 		p := commands[parent]
@@ -170,9 +178,15 @@ func (c *conn) admit(cmd *command, args [][]byte) bool {
 	if c.srv.durable && c.refuseWrite(cmd) {
 		return false
 	}
+	if c.monitor && c.monitorRefused(cmd) || c.subscribed() && c.pubsubRefused(cmd) {
+		if c.multi {
+			c.dirty = true
+		}
+		return false
+	}
 	if c.multi {
 		switch cmd.name {
-		case "exec", "discard", "multi", "quit":
+		case "exec", "discard", "multi", "quit", "reset": // not queued, as in Redis
 		default:
 			cost := 24*len(args) + 64
 			for _, a := range args {
@@ -217,16 +231,50 @@ func (c *conn) call(cmd *command, args [][]byte) {
 	// the others (a clock read costs 150 ns or more on some VMs, as much
 	// as a PING).
 	c.calls++
+	mon := c.srv.mon.n.Load() != 0 && !cmd.noMonitor
+	if mon && cmd.blocking {
+		c.blockFeed = args // shown when it blocks (watch), if it does
+	}
+	th, slowStart := c.srv.slow.threshold.Load(), int64(0)
+	if th >= 0 {
+		slowStart = c.srv.slowNow(th)
+	}
 	if c.calls%timeSample != 1 {
-		cmd.fn(c, args)
+		c.runFn(cmd, args)
 		c.srv.stats.ran(cmd, 0, c.errs != errs)
+	} else {
+		start := time.Now()
+		c.runFn(cmd, args)
+		d := time.Since(start)
+		c.srv.stats.ran(cmd, timeSample*d, c.errs != errs)
+		c.srv.stats.observeLatency(cmd, d)
+	}
+	if th >= 0 {
+		// slowEnd looks closer only past the threshold (as it was or as
+		// it is now): the common case costs an atomic load.
+		if d := c.srv.slowNow(th) - slowStart; d >= min(th, c.srv.slow.threshold.Load()) || c.blockedUS != 0 {
+			c.slowEnd(th, d, cmd, args)
+		}
+	}
+	if mon && (!cmd.blocking || c.blockFeed != nil) {
+		c.feedMonitors(args)
+	}
+	c.blockFeed = nil
+}
+
+// runFn runs cmd's function, with what tracking adds: the keys a
+// tracking client reads, the invalidations of the keys a write changed
+// (when a client tracks).
+func (c *conn) runFn(cmd *command, args [][]byte) {
+	c.cmdStart = len(c.out)
+	if cmd.write && c.srv.track.users.Load() != 0 {
+		c.trackWrite(cmd, args)
 		return
 	}
-	start := time.Now()
 	cmd.fn(c, args)
-	d := time.Since(start)
-	c.srv.stats.ran(cmd, timeSample*d, c.errs != errs)
-	c.srv.stats.observeLatency(cmd, d)
+	if c.trk.on && cmd.readonly && !c.trk.bcast {
+		c.remember(cmd, args)
+	}
 }
 
 // refuseWrite answers Redis's MISCONF error, and reports true, for a

@@ -127,8 +127,11 @@ type Server struct {
 	nodeEntries, nodeBytes int64
 	nodeSizeSet            bool
 
-	clock  clock  // moved by SetTime and FastForward
-	faults faults // set by SetError, FailNext and FailCommand
+	track  tracker  // CLIENT TRACKING's table (tracking.go)
+	mon    monitors // MONITOR's clients (monitor.go)
+	slow   slowlog  // SLOWLOG (slowlog.go)
+	clock  clock    // moved by SetTime and FastForward
+	faults faults   // set by SetError, FailNext and FailCommand
 
 	clientMem atomic.Int64 // bytes of the clients' buffers (memory.go)
 
@@ -174,6 +177,7 @@ func New(opts Options) *Server {
 	s.usedMemory = heapInUseBytes
 	s.prevMemLimit = -1
 	s.persist.init(s)
+	s.slow.init()
 	s.stats.init()
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	return s
@@ -411,6 +415,7 @@ func (s *Server) shutdownLocked(ctx context.Context) error {
 		<-done
 		err = ctx.Err()
 	}
+	s.slow.wg.Wait() // the ticker of the slow log's clock
 	s.closeErr = s.closeDBs()
 	if s.prevMemLimit >= 0 {
 		debug.SetMemoryLimit(s.prevMemLimit)
