@@ -421,3 +421,18 @@ func idmpDump(s *Stream) string {
 	slices.SortFunc(c.producers, func(a, b idmpProducerCopy) int { return cmp.Compare(a.name, b.name) })
 	return fmt.Sprintf("  idempotence %+v %+v\n", s.idmpInfoLocked(), c.producers)
 }
+
+// A repeat is answered before the ID is made, as xaddCommand looks the ID
+// up before it checks the stream's last ID: on an exhausted stream a
+// repeat gets its ID, a new idempotent ID ErrStreamExhausted, with nothing
+// changed.
+func TestIdempotentRepeatOnExhaustedStream(t *testing.T) {
+	s, _ := clockedStream(t)
+	id := mustAddArgs(t, s, idem("p", "i"), Fields("f", "v")...)
+	require.NoError(t, s.SetID(SetIDArgs{LastID: MaxID().String(), EntriesAdded: -1}))
+	require.Equal(t, id, mustAddArgs(t, s, idem("p", "i"), Fields("f", "v")...))
+	before := snap(t, s)
+	_, err := s.Add(idem("p", "j"), Fields("f", "v")...)
+	requireErr(t, err, ErrStreamExhausted, MaxID().String())
+	requireUnchanged(t, s, before)
+}
