@@ -27,16 +27,6 @@ func init() {
 	}}
 }
 
-// XADD's errors of IDMP and IDMPAUTO, as Redis's
-// streamParseAddOrTrimArgsOrReply writes them.
-const (
-	errIdmpTwice     = "ERR syntax error, IDMP/IDMPAUTO specified multiple times"
-	errIdmpNoPid     = "ERR syntax error, IDMP requires a non-empty producer ID"
-	errIdmpNoIid     = "ERR syntax error, IDMP requires a non-empty idempotent ID"
-	errIdmpAutoNoPid = "ERR syntax error, IDMPAUTO requires a non-empty producer ID"
-	errIdmpWithID    = "ERR syntax error, IDMP/IDMPAUTO can be used only with auto-generated IDs"
-)
-
 // parseIdmp parses XADD's IDMPAUTO pid or IDMP pid iid at args[i] (the
 // caller saw the arguments it takes) and returns the index of its last
 // argument. An explicit ID after it is refused by parseAddTrim.
@@ -80,15 +70,6 @@ func (c *conn) idmpFields(info xstream.StreamInfo) {
 	c.bulk("iids-duplicates")
 	c.int(idmp.Duplicates)
 }
-
-// XCFGSET's errors, as Redis's xcfgsetCommand writes them.
-const (
-	errCfgNoParam       = "ERR At least one parameter must be specified"
-	errCfgDuration      = "ERR IDMP-DURATION must be between 1 and 86400 seconds"
-	errCfgMaxSize       = "ERR IDMP-MAXSIZE must be between 1 and 10000 entries"
-	errCfgDurationTwice = "ERR IDMP-DURATION specified multiple times"
-	errCfgMaxSizeTwice  = "ERR IDMP-MAXSIZE specified multiple times"
-)
 
 // xcfgset: XCFGSET key [IDMP-DURATION seconds] [IDMP-MAXSIZE n]. As
 // xcfgsetCommand: the key is looked up first, then each option is read
