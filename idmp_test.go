@@ -436,3 +436,22 @@ func TestIdempotentRepeatOnExhaustedStream(t *testing.T) {
 	requireErr(t, err, ErrStreamExhausted, MaxID().String())
 	requireUnchanged(t, s, before)
 }
+
+// The add that makes a stream in a durable DB can be idempotent: its
+// record (creation, entry, remembered ID) survives a reopen.
+func TestIdempotentAddMakesDurableStream(t *testing.T) {
+	dir := t.TempDir()
+	clk := newTestClock(1_000_000)
+	db, err := Open(dir, WithClock(clk.now))
+	require.NoError(t, err)
+	id, err := db.Add("new", idem("p", "i"), Fields("f", "v")...)
+	require.NoError(t, err)
+	require.NoError(t, db.Close())
+	db = openT(t, dir, clk)
+	again, err := db.Add("new", idem("p", "i"), Fields("f", "v")...)
+	require.NoError(t, err)
+	require.Equal(t, id, again)
+	s, _ := db.Lookup("new")
+	require.EqualValues(t, 1, s.Len())
+	require.Equal(t, IdempotenceInfo{IdempotenceConfig: IdempotenceConfig{100 * time.Second, 100}, Producers: 1, Tracked: 1, Added: 1, Duplicates: 1}, s.IdempotenceInfo())
+}
