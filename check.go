@@ -32,6 +32,9 @@ func (s *Stream) checkLocked() error {
 	if err == nil && policies != s.deadPolicies {
 		err = fmt.Errorf("stream %q: %d groups with a dead-letter policy, counted %d", s.name, policies, s.deadPolicies)
 	}
+	if e := s.idmp.check(); err == nil && e != nil {
+		err = fmt.Errorf("stream %q: %w", s.name, e)
+	}
 	return err
 }
 

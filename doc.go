@@ -64,7 +64,8 @@
 //	id, err := e.Add(ctx, "orders", xstream.AddArgs{}, fields...)
 //
 // Capabilities not every engine has (Nack, DeleteEx and AckDel,
-// MoveDeadLetters, SetDeadLetterPolicy) are optional interfaces, reached
+// MoveDeadLetters, SetDeadLetterPolicy, SetIdempotence and the idempotent
+// Add of AddArgs.Idempotency) are optional interfaces, reached
 // through the functions of the same names, which fail with
 // errors.ErrUnsupported elsewhere. ShardedEngine is the same for one
 // sharded stream (puts, resharding, iterators as strings, the

@@ -294,6 +294,16 @@ func historyCalls() (calls []histCall, pre int) {
 			_, err = db.ReadGroup(ctx, "g", "bob", ReadGroupArgs{Count: 3}, "s", ">")
 			require.NoError(t, err)
 		}),
+		many("idempotent adds", func(t testing.TB, db *DB, clk *testClock) {
+			require.NoError(t, db.SetIdempotence("s", IdempotenceConfig{Duration: 60 * time.Second, MaxSize: 3}))
+			for i := range 5 {
+				_, err := db.Add("s", AddArgs{Idempotency: Idempotency{Producer: "p1", ID: fmt.Sprint("i", i%4)}}, Fields("n", fmt.Sprint(i))...)
+				require.NoError(t, err)
+			}
+			_, err := db.Add("s", AddArgs{Idempotency: Idempotency{Producer: "p2", Auto: true}}, Fields("sensor", "9", "temp", "1")...)
+			require.NoError(t, err)
+			clk.advance(time.Minute)
+		}),
 		many("empty and gone", func(t testing.TB, db *DB, clk *testClock) {
 			db.Stream("empty")
 			_, err := db.Add("gone", AddArgs{}, Fields("a", "b")...)
@@ -492,6 +502,7 @@ func probeDB(db *DB) (dump string, err error) {
 		for _, e := range info.Entries {
 			fmt.Fprintf(&b, "  %s %q\n", e.ID, e.Fields)
 		}
+		b.WriteString(idmpDump(s))
 		for _, g := range info.GroupDetails {
 			fmt.Fprintf(&b, "  group %+v\n", g.GroupInfo)
 			for _, p := range g.PEL {

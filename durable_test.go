@@ -31,6 +31,7 @@ func dumpDB(t testing.TB, db *DB) string {
 		for _, e := range info.Entries {
 			fmt.Fprintf(&b, "  %s %q\n", e.ID, e.Fields)
 		}
+		b.WriteString(idmpDump(s))
 		for _, g := range info.GroupDetails {
 			fmt.Fprintf(&b, "  group %+v\n", g.GroupInfo)
 			for _, p := range g.PEL {

@@ -24,10 +24,11 @@ import (
 // Pending, PendingRange, Claim and AutoClaim fail with ErrNoGroup.
 //
 // Capabilities that not every engine has are optional interfaces:
-// NackEngine, DeleteExEngine, DeadLetterEngine and DeadLetterPolicyEngine.
-// The functions Nack, DeleteEx, AckDel, MoveDeadLetters and
-// SetDeadLetterPolicy call them, and fail with an error wrapping
-// errors.ErrUnsupported on an engine without them.
+// NackEngine, DeleteExEngine, DeadLetterEngine, DeadLetterPolicyEngine and
+// IdempotenceEngine. The functions Nack, DeleteEx, AckDel,
+// MoveDeadLetters, SetDeadLetterPolicy and SetIdempotence call them, and
+// fail with an error wrapping errors.ErrUnsupported on an engine without
+// them.
 type Engine interface {
 	// Add appends an entry to the stream, creating it unless
 	// args.NoMkStream (Redis XADD).

@@ -45,6 +45,10 @@ var (
 	// stream (Redis NOGROUP); the message names the stream and the group.
 	ErrNoGroup = errors.New("NOGROUP no such consumer group")
 
+	// ErrIdempotentWithID reports an idempotent Add (AddArgs.Idempotency)
+	// with an explicit ID.
+	ErrIdempotentWithID = errors.New("IDMP/IDMPAUTO can be used only with auto-generated IDs")
+
 	// ErrGroupExists reports a CreateGroup of a group name the stream
 	// already has (Redis BUSYGROUP).
 	ErrGroupExists = errors.New("BUSYGROUP consumer group name already exists")

@@ -1,6 +1,10 @@
 package xstream
 
-import "time"
+import (
+	"time"
+
+	"github.com/xstreamgo/xstream/internal/store"
+)
 
 // Group and consumer information, as XINFO GROUPS, XINFO CONSUMERS and
 // XINFO STREAM FULL report it. The lag they show is computed in
@@ -129,6 +133,10 @@ type GroupDetail struct {
 	GroupInfo
 	PEL       []PendingEntry
 	Consumers []ConsumerDetail
+
+	// Nacked counts the group's pending entries given back by Nack and
+	// not delivered since: pending to no one (Redis 8.8's nacked-count).
+	Nacked int64
 }
 
 // ConsumerDetail is a consumer as InfoFull lists it.
@@ -140,13 +148,14 @@ type ConsumerDetail struct {
 }
 
 // groupDetailsLocked lists the groups for InfoFull; count caps each PEL
-// listed (0: no cap).
+// listed (0: no cap). The nacked count reads each group's whole PEL.
 func (s *Stream) groupDetailsLocked(count int) []GroupDetail {
 	now := s.nowMs()
 	var out []GroupDetail
 	s.eachGroupLocked(func(g *group) {
 		d := GroupDetail{GroupInfo: s.groupInfoLocked(g)}
 		d.PEL = pendingRows(g, ID{}, MaxID(), count, nil, 0, now)
+		d.Nacked = nackedLocked(g)
 		eachConsumer(g, func(c *consumer) {
 			cd := ConsumerDetail{ConsumerInfo: consumerInfo(c, now), SeenTime: time.UnixMilli(c.seenMs)}
 			if c.activeMs >= 0 {
@@ -158,4 +167,17 @@ func (s *Stream) groupDetailsLocked(count int) []GroupDetail {
 		out = append(out, d)
 	})
 	return out
+}
+
+// nackedLocked counts the entries of g's PEL that are pending to no one
+// (given back by Nack). O(P) for P pending entries.
+func nackedLocked(g *group) int64 {
+	var n int64
+	g.pel.Ascend(store.ID{}, store.MaxID, func(_ sID, rec *nack) bool {
+		if rec.owner == 0 {
+			n++
+		}
+		return true
+	})
+	return n
 }

@@ -13,6 +13,11 @@ type StreamInfo struct {
 	FirstEntry           *Entry
 	LastEntry            *Entry
 
+	// Idempotence describes idempotent production (the IDMP fields of
+	// Redis 8.6); nil when it is UnusedIdempotence (the defaults, no ID
+	// remembered or ever added): Stream.IdempotenceInfo gives it then.
+	Idempotence *IdempotenceInfo
+
 	// Entries and GroupDetails are filled by InfoFull only.
 	Entries      []Entry
 	GroupDetails []GroupDetail
@@ -33,6 +38,9 @@ func (s *Stream) infoLocked() StreamInfo {
 		MaxDeletedEntryID:    ID(s.st.MaxDeleted()),
 		EntriesAdded:         s.st.EntriesAdded(),
 		RecordedFirstEntryID: ID(s.st.FirstID()),
+	}
+	if idmp := s.idmpInfoLocked(); idmp != UnusedIdempotence {
+		info.Idempotence = &idmp
 	}
 	if s.groups != nil {
 		info.Groups = s.groups.Len()
@@ -57,7 +65,8 @@ func (s *Stream) edgeLocked(last bool) *Entry {
 // InfoFull returns Info with the first count entries in Entries (count 0:
 // all of them) and the consumer groups in GroupDetails, each with up to
 // count entries of its PEL and of each consumer's PEL, as XINFO STREAM FULL
-// does. O(log N + count × (1 + G + C)).
+// does, and each group's nacked count. O(log N + count × (1 + G + C)),
+// plus O(P) for the P pending entries of all groups (the nacked counts).
 func (s *Stream) InfoFull(count int) (StreamInfo, error) {
 	if count < 0 {
 		return StreamInfo{}, errorf(ErrInvalidArgument, "count must be >= 0, got %d", count)

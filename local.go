@@ -10,7 +10,7 @@ import (
 // of their own; the context ends blocked reads, and the other calls, which
 // never wait, do not look at it. Close closes db. Local's Engine also has
 // every optional capability (NackEngine, DeleteExEngine, DeadLetterEngine,
-// DeadLetterPolicyEngine).
+// DeadLetterPolicyEngine, IdempotenceEngine).
 func Local(db *DB) Engine { return local{db} }
 
 // local is the Engine of a DB. It is a single pointer, so turning it into
@@ -22,6 +22,7 @@ var (
 	_ DeleteExEngine         = local{}
 	_ DeadLetterEngine       = local{}
 	_ DeadLetterPolicyEngine = local{}
+	_ IdempotenceEngine      = local{}
 )
 
 // existing returns the stream called name, or an ErrNoStream error.

@@ -71,6 +71,24 @@ func (d *reopener) maybeReopen(t *testing.T) bool {
 	return true
 }
 
+// run runs n steps of a model-based test: step makes a change and says
+// what, check checks the stream after it and after each reopen, before
+// which retake takes the stream again from the reopened DB. It fails the
+// test when no reopen happened.
+func (d *reopener) run(t *testing.T, n int, step func() string, check func(step int, op string), retake func(*DB)) {
+	t.Helper()
+	for i := range n {
+		op := step()
+		check(i, op)
+		if d.maybeReopen(t) {
+			retake(d.db)
+			check(i, op+", then a reopen")
+		}
+	}
+	t.Logf("%d reopens, %d snapshots", d.reopens, d.snapshots)
+	require.NotZero(t, d.reopens)
+}
+
 func TestModelDurable(t *testing.T) {
 	steps := 500
 	if testing.Short() {
@@ -84,16 +102,7 @@ func TestModelDurable(t *testing.T) {
 			clk := newTestClock(1000)
 			d := newReopener(t, clk, seed)
 			run := &modelRun{t: t, g: gen{r, m}, m: m, s: d.db.Stream("m"), clk: clk, now: 1000}
-			for step := range steps {
-				op := run.step()
-				run.check(step, op)
-				if d.maybeReopen(t) {
-					run.s = d.db.Stream("m")
-					run.check(step, op+", then a reopen")
-				}
-			}
-			t.Logf("%d reopens, %d snapshots", d.reopens, d.snapshots)
-			require.NotZero(t, d.reopens)
+			d.run(t, steps, run.step, run.check, func(db *DB) { run.s = db.Stream("m") })
 		})
 	}
 }

@@ -544,6 +544,8 @@ func (r *replayer) streamEffect(o *robj, s *Stream, d *decoder, st *streamState)
 		if id := d.id(); !s.deadLetterLocked(st.g, id) {
 			return r.corrupt("dead letter %s, which is not pending in group %q", id, st.g.name)
 		}
+	case effIdempotence:
+		return r.idmpEffect(s, d)
 	case effShardTrimmed:
 		if o.sh == nil {
 			return r.corrupt("retention effect on stream %q, which is not a shard's", s.name)

@@ -30,6 +30,8 @@ type loading struct {
 	cons    []*consumer // the group's consumers, in snapshot order
 	ncons   uint64      // consumers still to read
 	npend   uint64      // pending entries still to read
+
+	idmpProducers uint64 // idempotent producers still to read
 }
 
 // loadSnapshotFile loads the snapshot at path.
@@ -71,7 +73,7 @@ func (r *replayer) loadSnapshot(in io.Reader) error {
 		}
 		d := &decoder{b: p[1:]}
 		kind := p[0]
-		if cur != nil && kind != snapBlock && kind != snapGroup && kind != snapGroupPolicy && kind != snapConsumer && kind != snapPending {
+		if cur != nil && kind != snapBlock && kind != snapGroup && kind != snapGroupPolicy && kind != snapConsumer && kind != snapPending && kind != snapIdempotence && kind != snapIdmpProducer {
 			if err := r.finish(cur); err != nil {
 				return err
 			}
@@ -86,7 +88,7 @@ func (r *replayer) loadSnapshot(in io.Reader) error {
 			if cur, err = r.loadStream(d); err != nil {
 				return err
 			}
-		case snapBlock, snapGroup, snapGroupPolicy, snapConsumer, snapPending:
+		case snapBlock, snapGroup, snapGroupPolicy, snapConsumer, snapPending, snapIdempotence, snapIdmpProducer:
 			if cur == nil {
 				return r.corrupt("snapshot record %d outside a stream", kind)
 			}
@@ -201,6 +203,15 @@ func (r *replayer) loadStream(d *decoder) (*loading, error) {
 // loadPart reads a block, group, consumer or pending record of c.
 func (r *replayer) loadPart(c *loading, kind byte, d *decoder) error {
 	s := c.o.s
+	if kind == snapIdempotence || kind == snapIdmpProducer {
+		if err := r.endGroup(c); err != nil {
+			return err
+		}
+		if c.groups != 0 || uint64(len(c.blocks)) != c.nblocks {
+			return r.corrupt("stream %q: idempotence state before its blocks and groups", s.name)
+		}
+		return r.loadIdmp(c, kind, d)
+	}
 	switch kind {
 	case snapBlock:
 		if uint64(len(c.blocks)) >= c.nblocks || c.g != nil {
@@ -324,8 +335,8 @@ func (r *replayer) finish(c *loading) error {
 	if err := r.restoreBlocks(c); err != nil {
 		return err
 	}
-	if c.groups != 0 {
-		return r.corrupt("stream %q: %d groups missing", c.o.s.name, c.groups)
+	if c.groups != 0 || c.idmpProducers != 0 {
+		return r.corrupt("stream %q: %d groups, %d idempotent producers missing", c.o.s.name, c.groups, c.idmpProducers)
 	}
 	return nil
 }

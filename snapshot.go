@@ -60,6 +60,9 @@ const (
 	snapSharded     = 8
 	snapLog         = 9
 	snapGroupPolicy = 10
+
+	snapIdempotence  = 11 // after the groups (see idmpops.go)
+	snapIdmpProducer = 12
 )
 
 // pendingBatch is how many pending entries one snapPending record holds.
@@ -98,6 +101,7 @@ type streamCopy struct {
 	groups   []groupCopy
 	gone     bool
 	trimmed  ID // of a shard's stream: what retention dropped
+	idmp     *idmpCopy
 }
 
 type groupCopy struct {
@@ -155,6 +159,7 @@ func copyStream(s *Stream) streamCopy {
 		})
 		c.groups = append(c.groups, gc)
 	})
+	c.idmp = s.copyIdmpLocked()
 	return c
 }
 
@@ -242,7 +247,7 @@ func (w *snapWriter) writeStream(c *streamCopy) error {
 			}
 		}
 	}
-	return nil
+	return w.writeIdmp(c.idmp)
 }
 
 func b2u(b bool) uint64 {

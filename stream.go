@@ -100,6 +100,8 @@ type Stream struct {
 	rank         uint64 // lock order between two streams: the lower first
 	deadPolicies int    // groups with a dead-letter policy
 
+	idmp *idmpState // idempotent production (idmp.go); nil until used
+
 	ctr counters // what it did (streamstats.go)
 }
 
@@ -158,6 +160,13 @@ type AddArgs struct {
 	// Trim, when its Strategy is set, trims the stream after the add, in
 	// the same atomic step.
 	Trim TrimArgs
+
+	// Idempotency, when set, makes the add idempotent (Redis 8.6 XADD
+	// IDMP and IDMPAUTO; see Idempotency and Stream.SetIdempotence): a
+	// repeat of an idempotent ID the stream remembers adds nothing, does
+	// not trim, and returns the ID of the entry the first add made. It
+	// needs an auto ID.
+	Idempotency Idempotency
 }
 
 // Add appends an entry with the given fields and returns its ID. The
@@ -165,9 +174,11 @@ type AddArgs struct {
 // stream's last ID. With args.Trim it then trims the stream.
 //
 // Add fails, changing nothing, with ErrNoFields (no fields), ErrInvalidID,
-// ErrZeroID, ErrIDTooSmall, ErrStreamExhausted, or an error of the trim
-// arguments (ErrTrimConflict, ErrInvalidArgument). It wakes readers blocked
-// on the stream. Add is O(1) amortized, plus the trimming it does.
+// ErrZeroID, ErrIDTooSmall, ErrStreamExhausted, an error of the trim
+// arguments (ErrTrimConflict, ErrInvalidArgument), or of the idempotency
+// (ErrInvalidArgument, ErrIdempotentWithID). It wakes readers blocked on
+// the stream. Add is O(1) amortized, plus the trimming it does (and for
+// Idempotency.Auto the hash of the fields).
 func (s *Stream) Add(args AddArgs, fields ...Field) (ID, error) {
 	return s.add(args, fields, false)
 }
@@ -209,6 +220,14 @@ func (s *Stream) add(args AddArgs, fields []Field, inDB bool) (ID, error) {
 		}
 		trim = &t
 	}
+	var idmp *idmpKey
+	if args.Idempotency != (Idempotency{}) {
+		k, err := args.Idempotency.check(explicit, fields)
+		if err != nil {
+			return ID{}, err
+		}
+		idmp = &k
+	}
 
 	s.mu.Lock()
 	if inDB && s.removed {
@@ -217,6 +236,12 @@ func (s *Stream) add(args AddArgs, fields []Field, inDB bool) (ID, error) {
 	}
 	var id ID
 	var ok bool
+	if idmp != nil {
+		if id, ok = s.idmpDuplicateLocked(*idmp, nowMs); ok {
+			s.unlock()
+			return id, nil
+		}
+	}
 	if explicit {
 		var err error
 		if id, err = s.explicitIDLocked(args.ID, want, seqGiven); err != nil {
@@ -231,6 +256,9 @@ func (s *Stream) add(args AddArgs, fields []Field, inDB bool) (ID, error) {
 	// trim, serve blocked readers. Written out, with no defer, as Add is
 	// the hottest path.
 	s.appendLocked(id, fields)
+	if idmp != nil {
+		s.idmpTrackLocked(*idmp, id, nowMs)
+	}
 	if trim != nil && trim.strategy != TrimNone {
 		s.trimLocked(*trim)
 	}

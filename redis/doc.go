@@ -121,12 +121,17 @@
 // CreateGroup with GroupOptions.DeadLetter and xstream.SetDeadLetterPolicy
 // fail with an error wrapping errors.ErrUnsupported. On xstream's server,
 // whose XGROUPCFG command sets a policy, Groups reports it (DeadLetter,
-// DeadLettered) from the fields the server adds to XINFO GROUPS.
+// DeadLettered) from the fields the server adds to XINFO GROUPS. No engine
+// passes an idempotent Add on (AddArgs.Idempotency, Redis 8.6's XADD IDMP
+// and IDMPAUTO): such an Add fails with an error wrapping
+// errors.ErrUnsupported, and the engine is no xstream.IdempotenceEngine.
 //
 // Info, InfoFull, Groups and Consumers read XINFO's fields of Redis 7
 // (length, radix-tree-keys, last-generated-id, max-deleted-entry-id,
 // entries-added, recorded-first-entry-id, entries-read, lag, ...) and of
-// Redis 7.2 (a consumer's inactive and active-time). A field the server
+// Redis 7.2 (a consumer's inactive and active-time), and of Redis 8.6 and
+// 8.8 when the server gives them (the IDMP fields, StreamInfo.Idempotence;
+// a group's nacked-count, GroupDetail.Nacked). A field the server
 // does not give stays zero: on Redis 7.0, ConsumerInfo.InactiveKnown is
 // false and ConsumerDetail.ActiveTime is zero; on a server older than
 // Redis 7 (not tested here), the counters of Redis 7 would be zero and a

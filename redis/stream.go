@@ -39,6 +39,9 @@ func (b *base) addArgs(args xstream.AddArgs, fields []xstream.Field) (string, []
 	if len(fields) == 0 {
 		return "", nil, errorf(xstream.ErrNoFields, "Add was given no fields")
 	}
+	if args.Idempotency != (xstream.Idempotency{}) {
+		return "", nil, errorf(errUnsupported, "idempotent Add (AddArgs.Idempotency, Redis 8.6 XADD IDMP) is not supported by this engine")
+	}
 	id, err := addID(args.ID)
 	if err != nil {
 		return "", nil, err
@@ -171,7 +174,7 @@ func (b *base) Info(ctx context.Context, stream string) (xstream.StreamInfo, err
 // streamHead reads the fields that XINFO STREAM and XINFO STREAM FULL
 // share.
 func streamHead(f *info) xstream.StreamInfo {
-	return xstream.StreamInfo{
+	si := xstream.StreamInfo{
 		Length:               f.int("length"),
 		RadixTreeKeys:        int(f.int("radix-tree-keys")),
 		LastGeneratedID:      f.id("last-generated-id"),
@@ -179,6 +182,20 @@ func streamHead(f *info) xstream.StreamInfo {
 		EntriesAdded:         f.int("entries-added"),
 		RecordedFirstEntryID: f.id("recorded-first-entry-id"),
 	}
+	// The IDMP fields of Redis 8.6 (and xstream's server).
+	if dur, ok := f.optInt("idmp-duration"); ok {
+		idmp := xstream.IdempotenceInfo{
+			IdempotenceConfig: xstream.IdempotenceConfig{Duration: time.Duration(dur) * time.Second, MaxSize: int(f.int("idmp-maxsize"))},
+			Producers:         int(f.int("pids-tracked")),
+			Tracked:           int(f.int("iids-tracked")),
+			Added:             f.int("iids-added"),
+			Duplicates:        f.int("iids-duplicates"),
+		}
+		if idmp != xstream.UnusedIdempotence {
+			si.Idempotence = &idmp
+		}
+	}
+	return si
 }
 
 func optEntry(m *rueidis.RedisMessage) (*xstream.Entry, error) {
@@ -265,6 +282,7 @@ func groupDetail(m *rueidis.RedisMessage, now int64) (xstream.GroupDetail, error
 	f := newInfo(m)
 	d := xstream.GroupDetail{GroupInfo: groupProgress(f)}
 	d.Pending = f.int("pel-count")
+	d.Nacked = f.int("nacked-count") // Redis 8.8
 	for _, p := range f.array("pending") {
 		row := vals(&p)
 		if len(row) != 4 {

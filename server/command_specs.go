@@ -2,10 +2,10 @@ package server
 
 // commandSpec is what COMMAND INFO and COMMAND DOCS say of a command:
 // Redis 7.0.15's values for the commands it has; for the newer ones
-// (CLIENT SETINFO, XDELEX, XACKDEL, XNACK) those of Redis 8, from its
-// src/commands/*.json (XNACK's summary and version from redis.io); for
-// XGROUPCFG, which only xstream has, values of its own, in the style of
-// XGROUP's subcommands. Words are space-separated.
+// (CLIENT SETINFO, XDELEX, XACKDEL, XNACK, XCFGSET) those of Redis 8,
+// from its src/commands/*.json (XNACK's summary and version from
+// redis.io); for XGROUPCFG, which only xstream has, values of its own,
+// in the style of XGROUP's subcommands. Words are space-separated.
 type commandSpec struct {
 	summary, since, group, complexity string // COMMAND DOCS
 	flags                             string // "write denyoom fast"
@@ -755,6 +755,16 @@ var commandSpecs = map[string]*commandSpec{
 		since:      "8.8.0",
 		group:      "stream",
 		complexity: "O(1) for each message ID processed.",
+		flags:      "write fast",
+		keys:       [3]int{1, 1, 1},
+		acl:        "@write @stream @fast",
+		specs:      []keySpec{{flags: "RW update", index: 1}},
+	},
+	"xcfgset": { // Redis 8.6
+		summary:    "Sets the IDMP configuration parameters for a stream.",
+		since:      "8.6.0",
+		group:      "stream",
+		complexity: "O(1)",
 		flags:      "write fast",
 		keys:       [3]int{1, 1, 1},
 		acl:        "@write @stream @fast",

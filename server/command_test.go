@@ -13,7 +13,7 @@ import (
 // newerThan70 are the commands served that Redis 7.0 lacks; COMMAND
 // describes them with the values of Redis 8 (see commandSpecs), and
 // XGROUPCFG, xstream's own, with its own.
-var newerThan70 = map[string]bool{"client|setinfo": true, "xackdel": true, "xdelex": true, "xnack": true, "xgroupcfg": true}
+var newerThan70 = map[string]bool{"client|setinfo": true, "xackdel": true, "xdelex": true, "xnack": true, "xgroupcfg": true, "xcfgset": true}
 
 // servedNames is every command and subcommand served, by full name,
 // sorted.

@@ -26,6 +26,25 @@ const (
 	errNackOptionFmt = "ERR ERR Unrecognized XNACK option '%s'"
 )
 
+// XADD's errors of IDMP and IDMPAUTO, as Redis's
+// streamParseAddOrTrimArgsOrReply writes them.
+const (
+	errIdmpTwice     = "ERR syntax error, IDMP/IDMPAUTO specified multiple times"
+	errIdmpNoPid     = "ERR syntax error, IDMP requires a non-empty producer ID"
+	errIdmpNoIid     = "ERR syntax error, IDMP requires a non-empty idempotent ID"
+	errIdmpAutoNoPid = "ERR syntax error, IDMPAUTO requires a non-empty producer ID"
+	errIdmpWithID    = "ERR syntax error, IDMP/IDMPAUTO can be used only with auto-generated IDs"
+)
+
+// XCFGSET's errors, as Redis's xcfgsetCommand writes them.
+const (
+	errCfgNoParam       = "ERR At least one parameter must be specified"
+	errCfgDuration      = "ERR IDMP-DURATION must be between 1 and 86400 seconds"
+	errCfgMaxSize       = "ERR IDMP-MAXSIZE must be between 1 and 10000 entries"
+	errCfgDurationTwice = "ERR IDMP-DURATION specified multiple times"
+	errCfgMaxSizeTwice  = "ERR IDMP-MAXSIZE specified multiple times"
+)
+
 // replyError is the text of an error reply, as a command's parse step
 // returns it for the command to write with fail.
 type replyError string

@@ -150,7 +150,7 @@ func parseInfoStream(args [][]byte) (full bool, count int64, err error) {
 
 // infoStream writes the reply of XINFO STREAM without FULL.
 func (c *conn) infoStream(info xstream.StreamInfo) {
-	c.mapLen(10)
+	c.mapLen(16)
 	c.streamHead(info)
 	c.bulk("groups")
 	c.int(int64(info.Groups))
@@ -162,7 +162,7 @@ func (c *conn) infoStream(info xstream.StreamInfo) {
 
 // infoStreamFull writes the reply of XINFO STREAM FULL.
 func (c *conn) infoStreamFull(info xstream.StreamInfo) {
-	c.mapLen(9)
+	c.mapLen(15)
 	c.streamHead(info)
 	c.bulk("entries")
 	c.entries(info.Entries)
@@ -176,12 +176,14 @@ func (c *conn) infoStreamFull(info xstream.StreamInfo) {
 // groupDetail writes one group of XINFO STREAM FULL, with its PEL and its
 // consumers.
 func (c *conn) groupDetail(g xstream.GroupDetail) {
-	c.mapLen(7)
+	c.mapLen(8)
 	c.bulk("name")
 	c.bulk(g.Name)
 	c.groupProgress(g.GroupInfo)
 	c.bulk("pel-count")
 	c.int(g.Pending)
+	c.bulk("nacked-count") // Redis 8.8
+	c.int(g.Nacked)
 	c.bulk("pending")
 	c.array(len(g.PEL))
 	for _, p := range g.PEL {
@@ -232,6 +234,8 @@ func (c *conn) deliveryTime(p xstream.PendingEntry) int64 {
 	return c.srv.now().UnixMilli() - p.Idle.Milliseconds()
 }
 
+// streamHead writes the fields XINFO STREAM gives first, with FULL or
+// not: Redis 7's, then the six IDMP fields of Redis 8.6.
 func (c *conn) streamHead(info xstream.StreamInfo) {
 	c.bulk("length")
 	c.int(info.Length)
@@ -247,6 +251,7 @@ func (c *conn) streamHead(info xstream.StreamInfo) {
 	c.int(info.EntriesAdded)
 	c.bulk("recorded-first-entry-id")
 	c.id(info.RecordedFirstEntryID)
+	c.idmpFields(info)
 }
 
 func (c *conn) optEntry(e *xstream.Entry) {

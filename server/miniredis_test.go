@@ -106,7 +106,11 @@ func TestMiniredisDifferences(t *testing.T) {
 				if tc.advance != 0 {
 					advance(tc.advance)
 				}
-				return c.do(t, tc.probe...).String()
+				r := c.do(t, tc.probe...)
+				if tc.probe[0] == "XINFO" {
+					mapFields(r, newerStreamFields, nil) // Redis 8's, which Redis 7.0 lacks
+				}
+				return r.String()
 			}
 			now := time.UnixMilli(1_700_000_000_000)
 			srv := RunT(t)

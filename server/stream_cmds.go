@@ -29,6 +29,7 @@ type addTrimArgs struct {
 	id       parsedID
 	idGiven  bool
 	fieldPos int
+	idmp     xstream.Idempotency // IDMP or IDMPAUTO (idmp_cmds.go)
 }
 
 // parseAddTrim parses the options of XADD and XTRIM as Redis's
@@ -60,6 +61,10 @@ loop:
 			i++
 		case xadd && is(opt, "nomkstream"):
 			a.noMk = true
+		case xadd && is(opt, "idmpauto") && more > 0, xadd && is(opt, "idmp") && more > 1:
+			if i, err = a.parseIdmp(args, i); err != nil {
+				return a, err
+			}
 		case !policyGiven && is(opt, "keepref"):
 			a.trim.Policy, policyGiven = xstream.KeepRef, true
 		case !policyGiven && is(opt, "delref"):
@@ -70,6 +75,9 @@ loop:
 			p, ok := parseID(string(opt), 0, true, true)
 			if !ok {
 				return a, replyError(errInvalidID)
+			}
+			if a.idmp.Producer != "" {
+				return a, replyError(errIdmpWithID)
 			}
 			a.id, a.idGiven = p, true
 			break loop
@@ -147,7 +155,7 @@ func parseXadd(args [][]byte) (xstream.AddArgs, int, error) {
 	if a.idGiven && a.id.seqGiven && a.id.id.IsZero() {
 		return xstream.AddArgs{}, 0, replyError("ERR The ID specified in XADD must be greater than 0-0")
 	}
-	add := xstream.AddArgs{ID: "*", NoMkStream: a.noMk}
+	add := xstream.AddArgs{ID: "*", NoMkStream: a.noMk, Idempotency: a.idmp}
 	if a.idGiven {
 		if a.id.seqGiven {
 			add.ID = a.id.id.String()

@@ -177,7 +177,7 @@ func trackScript(t *testing.T, conns, script string) {
 	xs.nextID.Add(100)
 	sides := [2]side{open(realSrv), open(xs.Addr())}
 	norm := func(s side, b []byte) string {
-		out := monitorLines.ReplaceAllString(string(b), "+TIME [$1 ADDR] ")
+		out := monitorLines.ReplaceAllString(withoutIdmpRaw(string(b)), "+TIME [$1 ADDR] ")
 		out = slowTimes.ReplaceAllString(out, "*6\r\n:$1\r\n:TIME\r\n:USEC\r\n")
 		out = addrBulks.ReplaceAllString(out, "$$ADDR\r\n")
 		for name, id := range s.ids {
