@@ -50,13 +50,13 @@ func (a *addTrimArgs) parseIdmp(args [][]byte, i int) (int, error) {
 }
 
 // idmpFields writes the six IDMP fields of XINFO STREAM (and FULL), after
-// recorded-first-entry-id: a stream that never used idempotence has the
-// defaults and zero counts.
+// recorded-first-entry-id, for a stream that used idempotent production
+// (idmpPairs).
 func (c *conn) idmpFields(info xstream.StreamInfo) {
-	idmp := xstream.UnusedIdempotence
-	if info.Idempotence != nil {
-		idmp = *info.Idempotence
+	if info.Idempotence == nil {
+		return // Redis 7.0's reply (see idmpPairs)
 	}
+	idmp := *info.Idempotence
 	c.bulk("idmp-duration")
 	c.int(int64(idmp.Duration / time.Second))
 	c.bulk("idmp-maxsize")
@@ -69,6 +69,18 @@ func (c *conn) idmpFields(info xstream.StreamInfo) {
 	c.int(idmp.Added)
 	c.bulk("iids-duplicates")
 	c.int(idmp.Duplicates)
+}
+
+// idmpPairs is how many field-value pairs idmpFields writes. A stream
+// that never used idempotent production (no IDMP add, no XCFGSET) shows
+// none: its XINFO STREAM stays Redis 7.0's, which clients older than Redis
+// 8.6 parse (go-redis before v9.18 refuses unknown fields), as the server
+// says it is 7.0. A stream that uses it shows Redis 8.6's six fields.
+func idmpPairs(info xstream.StreamInfo) int {
+	if info.Idempotence == nil {
+		return 0
+	}
+	return 6
 }
 
 // xcfgset: XCFGSET key [IDMP-DURATION seconds] [IDMP-MAXSIZE n]. As

@@ -150,7 +150,7 @@ func parseInfoStream(args [][]byte) (full bool, count int64, err error) {
 
 // infoStream writes the reply of XINFO STREAM without FULL.
 func (c *conn) infoStream(info xstream.StreamInfo) {
-	c.mapLen(16)
+	c.mapLen(10 + idmpPairs(info))
 	c.streamHead(info)
 	c.bulk("groups")
 	c.int(int64(info.Groups))
@@ -162,7 +162,7 @@ func (c *conn) infoStream(info xstream.StreamInfo) {
 
 // infoStreamFull writes the reply of XINFO STREAM FULL.
 func (c *conn) infoStreamFull(info xstream.StreamInfo) {
-	c.mapLen(15)
+	c.mapLen(9 + idmpPairs(info))
 	c.streamHead(info)
 	c.bulk("entries")
 	c.entries(info.Entries)
@@ -174,16 +174,24 @@ func (c *conn) infoStreamFull(info xstream.StreamInfo) {
 }
 
 // groupDetail writes one group of XINFO STREAM FULL, with its PEL and its
-// consumers.
+// consumers. Redis 8.8's nacked-count is shown when the group has entries
+// given back by XNACK: other groups keep Redis 7.0's seven fields, which
+// older clients parse (see idmpPairs).
 func (c *conn) groupDetail(g xstream.GroupDetail) {
-	c.mapLen(8)
+	if g.Nacked > 0 {
+		c.mapLen(8)
+	} else {
+		c.mapLen(7)
+	}
 	c.bulk("name")
 	c.bulk(g.Name)
 	c.groupProgress(g.GroupInfo)
 	c.bulk("pel-count")
 	c.int(g.Pending)
-	c.bulk("nacked-count") // Redis 8.8
-	c.int(g.Nacked)
+	if g.Nacked > 0 {
+		c.bulk("nacked-count") // Redis 8.8
+		c.int(g.Nacked)
+	}
 	c.bulk("pending")
 	c.array(len(g.PEL))
 	for _, p := range g.PEL {
