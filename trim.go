@@ -35,18 +35,19 @@ type TrimArgs struct {
 	Policy   DeletePolicy
 }
 
-// trimSpec is a validated TrimArgs.
+// trimSpec is a validated TrimArgs: the storage's form of the bound
+// (ByMinID, MinID, MaxLen, Approx, Limit) and what it does to references.
 type trimSpec struct {
+	store.TrimSpec
 	strategy TrimStrategy
-	maxLen   int64
-	minID    ID
-	approx   bool
-	limit    int64
 	policy   DeletePolicy
 }
 
 func (t TrimArgs) parse() (trimSpec, error) {
-	spec := trimSpec{strategy: t.Strategy, maxLen: t.MaxLen, approx: t.Approx, limit: t.Limit, policy: t.Policy}
+	spec := trimSpec{
+		TrimSpec: store.TrimSpec{ByMinID: t.Strategy == TrimMinID, MaxLen: t.MaxLen, Approx: t.Approx, Limit: t.Limit},
+		strategy: t.Strategy, policy: t.Policy,
+	}
 	if err := t.Policy.check(); err != nil {
 		return spec, err
 	}
@@ -71,7 +72,7 @@ func (t TrimArgs) parse() (trimSpec, error) {
 		if err != nil {
 			return spec, err
 		}
-		spec.minID = id
+		spec.MinID = store.ID(id)
 	default:
 		return spec, errorf(ErrInvalidArgument, "unknown trim strategy %d", t.Strategy)
 	}
@@ -103,27 +104,21 @@ func (s *Stream) Trim(args TrimArgs) (int64, error) {
 
 // trimLocked applies spec, as Redis's streamTrim does, and returns how
 // many entries it removed. Under KeepRef the trim removes a prefix of the
-// entries: blocks it passes whole go at once, and in the block where it
-// ends entries go one by one unless spec.approx asks for whole blocks
-// only. Under DelRef and Acked it goes entry by entry through every block
-// it passes (Acked keeps the entries a group still refers to).
+// entries (trimFrontLocked): blocks it passes whole go at once, and in the
+// block where it ends entries go one by one from the block's first live
+// entry unless spec.Approx asks for whole blocks only, so an exact trim
+// at steady state costs O(1) per entry it removes. Under DelRef and Acked
+// it goes entry by entry through every block it passes (Acked keeps the
+// entries a group still refers to).
 func (s *Stream) trimLocked(spec trimSpec) int64 {
-	ts := store.TrimSpec{
-		ByMinID: spec.strategy == TrimMinID, MinID: store.ID(spec.minID),
-		MaxLen: spec.maxLen, Approx: spec.approx, Limit: spec.limit,
-	}
 	if spec.policy == KeepRef {
-		upTo, n := s.st.PlanTrim(ts)
-		if n > 0 {
-			s.trimToLocked(ID(upTo))
-		}
-		return n
+		return s.trimFrontLocked(spec.TrimSpec)
 	}
 	var keep func(store.ID) bool
 	if spec.policy == Acked {
 		keep = func(id store.ID) bool { return s.referencedLocked(ID(id)) }
 	}
-	ids := s.st.PlanTrimEach(ts, keep)
+	ids := s.st.PlanTrimEach(spec.TrimSpec, keep)
 	for _, id := range ids {
 		s.trimEntryLocked(ID(id), spec.policy == DelRef)
 	}

@@ -7,8 +7,7 @@ import (
 
 // Blocks is the storage of one stream: its entries in blocks ordered by
 // ID, the index of the blocks' first IDs for seeks, and the counters that
-// must change with them (length, last and first IDs, max deleted ID,
-// entries added). Every change goes through a method of Blocks, which keeps
+// must change with them (length, last ID, max deleted ID, entries added). Every change goes through a method of Blocks, which keeps
 // the fields in step; Check verifies that they are.
 //
 // The zero Blocks is an empty stream. Blocks is not safe for concurrent
@@ -28,7 +27,6 @@ type Blocks struct {
 
 	length       int64
 	lastID       ID // last ID generated (XINFO last-generated-id)
-	firstID      ID // first live entry's ID, 0-0 when empty (recorded-first-entry-id)
 	maxDeleted   ID // max-deleted-entry-id
 	entriesAdded int64
 
@@ -57,9 +55,16 @@ func (s *Blocks) Len() int64 { return s.length }
 // LastID returns the last ID generated. O(1).
 func (s *Blocks) LastID() ID { return s.lastID }
 
-// FirstID returns the ID of the first live entry, 0-0 when there is none.
-// O(1).
-func (s *Blocks) FirstID() ID { return s.firstID }
+// FirstID returns the ID of the first live entry, 0-0 when there is none
+// (XINFO recorded-first-entry-id): the head of the first block, as no
+// block is without a live entry. O(1).
+func (s *Blocks) FirstID() ID {
+	if len(s.blocks) == 0 {
+		return ID{}
+	}
+	b := s.blocks[0]
+	return b.IDAt(int(b.head))
+}
 
 // MaxDeleted returns the largest ID removed by Delete. O(1).
 func (s *Blocks) MaxDeleted() ID { return s.maxDeleted }
@@ -132,9 +137,6 @@ func (s *Blocks) Append(id ID, fields []Field) (sameAsOpen bool) {
 		s.openLP += lpEntrySize(s.openFirst, id, same, fields)
 	}
 	tail.append(id, msd, seq, same, fields)
-	if s.length == 0 {
-		s.firstID = id
-	}
 	s.length++
 	s.lastID = id
 	s.entriesAdded++
@@ -234,6 +236,7 @@ func (s *Blocks) Walk(lo, hi ID, rev bool, fn func(b *Block, id ID, flags byte, 
 	if !rev {
 		for c := s.seekGE(lo); c.bi < len(s.blocks); c.bi, c.i = c.bi+1, 0 {
 			b := s.blocks[c.bi]
+			c.i = max(c.i, int(b.head))
 			for ; c.i < len(b.offs); c.i++ {
 				id, flags, body := b.At(c.i)
 				if hi.Less(id) {
@@ -246,12 +249,12 @@ func (s *Blocks) Walk(lo, hi ID, rev bool, fn func(b *Block, id ID, flags byte, 
 		}
 		return
 	}
-	for c := s.seekLE(hi); c.bi >= 0; c.bi-- {
+	for c := s.seekLE(hi); c.bi >= 0; c.bi, c.i = c.bi-1, -1 {
 		b := s.blocks[c.bi]
 		if c.i < 0 {
 			c.i = len(b.offs) - 1
 		}
-		for ; c.i >= 0; c.i-- {
+		for ; c.i >= int(b.head); c.i-- {
 			id, flags, body := b.At(c.i)
 			if id.Less(lo) {
 				return
@@ -322,16 +325,14 @@ func (s *Blocks) remove(id ID) bool {
 	if b.live == 0 {
 		s.removeBlock(bi)
 	}
-	if id == s.firstID || s.length == 0 {
-		s.refreshFirst()
-	}
 	return true
 }
 
 // TrimTo removes every live entry with ID <= upTo, the effect of a trim
 // that keeps references: whole blocks are dropped in O(1) each, and
-// entries are marked deleted in the one block the bound falls in. The max
-// deleted ID is left. It returns how many entries it removed.
+// entries are marked deleted in the one block the bound falls in, from its
+// head on, so O(1) for each entry removed. The max deleted ID is left. It
+// returns how many entries it removed.
 func (s *Blocks) TrimTo(upTo ID) int64 {
 	var removed int64
 	n := 0 // blocks dropped whole, from the head
@@ -346,7 +347,7 @@ func (s *Blocks) TrimTo(upTo ID) int64 {
 	s.dropHead(n)
 	if len(s.blocks) > 0 && !upTo.Less(s.blocks[0].FirstID()) {
 		b := s.blocks[0]
-		for i := range b.offs {
+		for i := int(b.head); i < len(b.offs); i++ {
 			id := b.IDAt(i)
 			if upTo.Less(id) {
 				break
@@ -355,13 +356,13 @@ func (s *Blocks) TrimTo(upTo ID) int64 {
 				s.length--
 				removed++
 			}
+			if id == upTo {
+				break
+			}
 		}
 		if b.live == 0 {
 			s.dropHead(1)
 		}
-	}
-	if removed > 0 {
-		s.refreshFirst()
 	}
 	return removed
 }
@@ -416,15 +417,6 @@ func (s *Blocks) reopenLast() {
 	s.setOpenLP()
 }
 
-// refreshFirst recomputes the first entry ID (0-0 when empty).
-func (s *Blocks) refreshFirst() {
-	s.firstID = ID{}
-	s.Walk(ID{}, MaxID, false, func(_ *Block, id ID, _ byte, _ int) bool {
-		s.firstID = id
-		return false
-	})
-}
-
 // State is what a snapshot keeps of a Blocks besides its blocks.
 type State struct {
 	LastID, FirstID, MaxDeleted ID
@@ -435,7 +427,7 @@ type State struct {
 // State returns the counters of the storage.
 func (s *Blocks) State() State {
 	return State{
-		LastID: s.lastID, FirstID: s.firstID, MaxDeleted: s.maxDeleted,
+		LastID: s.lastID, FirstID: s.FirstID(), MaxDeleted: s.maxDeleted,
 		EntriesAdded: s.entriesAdded, Open: s.open != nil,
 	}
 }
@@ -448,7 +440,7 @@ func (s *Blocks) Restore(blocks []*Block, st State) error {
 	defer s.SetLimits(limits)
 	*s = Blocks{
 		blocks: blocks, firsts: make([]ID, len(blocks)),
-		lastID: st.LastID, firstID: st.FirstID, maxDeleted: st.MaxDeleted, entriesAdded: st.EntriesAdded,
+		lastID: st.LastID, maxDeleted: st.MaxDeleted, entriesAdded: st.EntriesAdded,
 	}
 	for i, b := range blocks {
 		if b == nil || len(b.data) < FirstIDLen {
@@ -472,6 +464,10 @@ func (s *Blocks) Restore(blocks []*Block, st State) error {
 	if err := s.Check(); err != nil {
 		*s = Blocks{}
 		return err
+	}
+	if first := s.FirstID(); first != st.FirstID {
+		*s = Blocks{}
+		return fmt.Errorf("first ID %v, but the first live entry is %v", st.FirstID, first)
 	}
 	if s.open != nil {
 		s.setOpenLP()
