@@ -66,7 +66,7 @@ func (s *Stream) addBatch(args AddArgs, entries [][]Field, inDB bool) ([]ID, err
 	for i, fields := range entries {
 		s.appendLocked(ids[i], fields)
 		if a.trims {
-			s.trimLocked(a.trim)
+			s.trimLocked(&a.trim)
 		}
 	}
 	s.notifyLocked()

@@ -64,7 +64,7 @@ func (s *Stream) trimToLocked(upTo ID) int64 {
 // removes, a prefix of them, leaving consumer group references to them,
 // and returns how many it removed. It records the bound it reached, which
 // replay applies with trimToLocked.
-func (s *Stream) trimFrontLocked(spec store.TrimSpec) int64 {
+func (s *Stream) trimFrontLocked(spec *store.TrimSpec) int64 {
 	upTo, n := s.st.Trim(spec)
 	if n > 0 {
 		if s.log != nil {

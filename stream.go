@@ -201,7 +201,7 @@ func (s *Stream) add(args AddArgs, fields []Field, inDB bool) (ID, error) {
 	// defer, as Add is the hottest path.
 	s.appendLocked(id, fields)
 	if a.trims {
-		s.trimLocked(a.trim)
+		s.trimLocked(&a.trim)
 	}
 	s.notifyLocked()
 	if s.log != nil {
@@ -242,12 +242,11 @@ func (s *Stream) parseAdd(args *AddArgs, a *addSpec) error {
 		}
 		a.explicit = true
 	}
-	if args.Trim != (TrimArgs{}) {
-		t, err := args.Trim.parse()
-		if err != nil {
+	if !args.Trim.isZero() {
+		if err := args.Trim.parseTo(&a.trim); err != nil {
 			return err
 		}
-		a.trim, a.trims = t, t.strategy != TrimNone
+		a.trims = a.trim.strategy != TrimNone
 	}
 	return nil
 }

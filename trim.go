@@ -43,46 +43,58 @@ type trimSpec struct {
 	policy   DeletePolicy
 }
 
+// parse checks t and returns it as a trimSpec.
 func (t TrimArgs) parse() (trimSpec, error) {
-	spec := trimSpec{
-		TrimSpec: store.TrimSpec{ByMinID: t.Strategy == TrimMinID, MaxLen: t.MaxLen, Approx: t.Approx, Limit: t.Limit},
-		strategy: t.Strategy, policy: t.Policy,
-	}
+	var spec trimSpec
+	err := t.parseTo(&spec)
+	return spec, err
+}
+
+// isZero reports whether t is the zero TrimArgs (no trim), without the
+// generated comparison's call.
+func (t *TrimArgs) isZero() bool {
+	return t.Strategy == TrimNone && t.MaxLen == 0 && t.MinID == "" && !t.Approx && t.Limit == 0 && t.Policy == KeepRef
+}
+
+// parseTo checks t and sets *spec, a zero trimSpec, to it.
+func (t *TrimArgs) parseTo(spec *trimSpec) error {
+	spec.ByMinID, spec.MaxLen, spec.Approx, spec.Limit = t.Strategy == TrimMinID, t.MaxLen, t.Approx, t.Limit
+	spec.strategy, spec.policy = t.Strategy, t.Policy
 	if err := t.Policy.check(); err != nil {
-		return spec, err
+		return err
 	}
 	switch t.Strategy {
 	case TrimNone:
 		if t.MaxLen != 0 || t.MinID != "" || t.Approx || t.Limit != 0 || t.Policy != KeepRef {
-			return spec, errorf(ErrTrimConflict, "trim options given without a strategy: %+v", t)
+			return errorf(ErrTrimConflict, "trim options given without a strategy: %+v", *t)
 		}
-		return spec, nil
+		return nil
 	case TrimMaxLen:
 		if t.MinID != "" {
-			return spec, errorf(ErrTrimConflict, "MaxLen and MinID given together (MinID %q)", t.MinID)
+			return errorf(ErrTrimConflict, "MaxLen and MinID given together (MinID %q)", t.MinID)
 		}
 		if t.MaxLen < 0 {
-			return spec, errorf(ErrInvalidArgument, "MaxLen must be >= 0, got %d", t.MaxLen)
+			return errorf(ErrInvalidArgument, "MaxLen must be >= 0, got %d", t.MaxLen)
 		}
 	case TrimMinID:
 		if t.MaxLen != 0 {
-			return spec, errorf(ErrTrimConflict, "MaxLen and MinID given together (MaxLen %d)", t.MaxLen)
+			return errorf(ErrTrimConflict, "MaxLen and MinID given together (MaxLen %d)", t.MaxLen)
 		}
 		id, _, err := parseID(t.MinID, 0, false)
 		if err != nil {
-			return spec, err
+			return err
 		}
 		spec.MinID = store.ID(id)
 	default:
-		return spec, errorf(ErrInvalidArgument, "unknown trim strategy %d", t.Strategy)
+		return errorf(ErrInvalidArgument, "unknown trim strategy %d", t.Strategy)
 	}
 	if t.Limit < 0 {
-		return spec, errorf(ErrInvalidArgument, "Limit must be >= 0, got %d", t.Limit)
+		return errorf(ErrInvalidArgument, "Limit must be >= 0, got %d", t.Limit)
 	}
 	if t.Limit != 0 && !t.Approx {
-		return spec, errorf(ErrTrimConflict, "Limit %d given without Approx", t.Limit)
+		return errorf(ErrTrimConflict, "Limit %d given without Approx", t.Limit)
 	}
-	return spec, nil
+	return nil
 }
 
 // Trim removes entries from the head of the stream as args says and
@@ -99,7 +111,7 @@ func (s *Stream) Trim(args TrimArgs) (int64, error) {
 	}
 	s.mu.Lock()
 	defer s.unlock()
-	return s.trimLocked(spec), nil
+	return s.trimLocked(&spec), nil
 }
 
 // trimLocked applies spec, as Redis's streamTrim does, and returns how
@@ -110,9 +122,9 @@ func (s *Stream) Trim(args TrimArgs) (int64, error) {
 // at steady state costs O(1) per entry it removes. Under DelRef and Acked
 // it goes entry by entry through every block it passes (Acked keeps the
 // entries a group still refers to).
-func (s *Stream) trimLocked(spec trimSpec) int64 {
+func (s *Stream) trimLocked(spec *trimSpec) int64 {
 	if spec.policy == KeepRef {
-		return s.trimFrontLocked(spec.TrimSpec)
+		return s.trimFrontLocked(&spec.TrimSpec)
 	}
 	var keep func(store.ID) bool
 	if spec.policy == Acked {

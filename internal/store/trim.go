@@ -18,7 +18,7 @@ type TrimSpec struct {
 // from the block's head (its first live entry) on, O(1) each, unless
 // spec.Approx stops the trim at the block. So an exact MaxLen trim after
 // each append costs O(1) amortized.
-func (s *Blocks) Trim(spec TrimSpec) (upTo ID, n int64) {
+func (s *Blocks) Trim(spec *TrimSpec) (upTo ID, n int64) {
 	length := s.length
 	drop := 0 // blocks removed whole, from the head
 	for _, b := range s.blocks {

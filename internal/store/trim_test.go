@@ -88,7 +88,7 @@ func TestTrimRandom(t *testing.T) {
 						spec.Limit = int64(1 + r.IntN(20))
 					}
 					before := len(m.ids)
-					upTo, n := a.Trim(spec)
+					upTo, n := a.Trim(&spec)
 					if n > 0 {
 						require.Equal(t, n, b.TrimTo(upTo), "step %d: TrimTo(%v) after Trim(%+v)", step, upTo, spec)
 					}
