@@ -191,10 +191,17 @@ func (s *Stream) add(args AddArgs, fields []Field, inDB bool) (ID, error) {
 		s.mu.Unlock()
 		return ID{}, errRemoved
 	}
-	id, err := s.nextID(&a, args.ID, ID(s.st.LastID()))
-	if err != nil {
+	// nextID, with its auto-ID case inlined (Add is the hottest path).
+	id, ok := nextAutoID(a.nowMs, ID(s.st.LastID()))
+	if a.explicit {
+		var err error
+		if id, err = s.explicitID(args.ID, a.want, a.seqGiven, ID(s.st.LastID())); err != nil {
+			s.mu.Unlock()
+			return ID{}, err
+		}
+	} else if !ok {
 		s.mu.Unlock()
-		return ID{}, err
+		return ID{}, s.exhausted()
 	}
 	// The last step of every add (here, in AddBatch and in a shard's
 	// add): append, trim, serve blocked readers. Written out, with no
