@@ -7,7 +7,8 @@ import (
 
 // Blocks is the storage of one stream: its entries in blocks ordered by
 // ID, the index of the blocks' first IDs for seeks, and the counters that
-// must change with them (length, last ID, max deleted ID, entries added). Every change goes through a method of Blocks, which keeps
+// must change with them (length, last and first IDs, max deleted ID,
+// entries added). Every change goes through a method of Blocks, which keeps
 // the fields in step; Check verifies that they are.
 //
 // The zero Blocks is an empty stream. Blocks is not safe for concurrent
@@ -27,6 +28,7 @@ type Blocks struct {
 
 	length       int64
 	lastID       ID // last ID generated (XINFO last-generated-id)
+	firstID      ID // first live entry's ID, 0-0 when empty (recorded-first-entry-id)
 	maxDeleted   ID // max-deleted-entry-id
 	entriesAdded int64
 
@@ -56,14 +58,18 @@ func (s *Blocks) Len() int64 { return s.length }
 func (s *Blocks) LastID() ID { return s.lastID }
 
 // FirstID returns the ID of the first live entry, 0-0 when there is none
-// (XINFO recorded-first-entry-id): the head of the first block, as no
-// block is without a live entry. O(1).
-func (s *Blocks) FirstID() ID {
-	if len(s.blocks) == 0 {
-		return ID{}
+// (XINFO recorded-first-entry-id). O(1): it is kept, as consumer groups
+// read it for every entry they deliver.
+func (s *Blocks) FirstID() ID { return s.firstID }
+
+// refreshFirst recomputes the first ID after a removal: the head of the
+// first block, as no block is without a live entry. O(1).
+func (s *Blocks) refreshFirst() {
+	s.firstID = ID{}
+	if len(s.blocks) > 0 {
+		b := s.blocks[0]
+		s.firstID = b.IDAt(int(b.head))
 	}
-	b := s.blocks[0]
-	return b.IDAt(int(b.head))
 }
 
 // MaxDeleted returns the largest ID removed by Delete. O(1).
@@ -137,6 +143,9 @@ func (s *Blocks) Append(id ID, fields []Field) (sameAsOpen bool) {
 		s.openLP += lpEntrySize(s.openFirst, id, same, fields)
 	}
 	tail.append(id, msd, seq, same, fields)
+	if s.length == 0 {
+		s.firstID = id
+	}
 	s.length++
 	s.lastID = id
 	s.entriesAdded++
@@ -325,6 +334,9 @@ func (s *Blocks) remove(id ID) bool {
 	if b.live == 0 {
 		s.removeBlock(bi)
 	}
+	if id == s.firstID || s.length == 0 {
+		s.refreshFirst()
+	}
 	return true
 }
 
@@ -363,6 +375,9 @@ func (s *Blocks) TrimTo(upTo ID) int64 {
 		if b.live == 0 {
 			s.dropHead(1)
 		}
+	}
+	if removed > 0 {
+		s.refreshFirst()
 	}
 	return removed
 }
@@ -427,7 +442,7 @@ type State struct {
 // State returns the counters of the storage.
 func (s *Blocks) State() State {
 	return State{
-		LastID: s.lastID, FirstID: s.FirstID(), MaxDeleted: s.maxDeleted,
+		LastID: s.lastID, FirstID: s.firstID, MaxDeleted: s.maxDeleted,
 		EntriesAdded: s.entriesAdded, Open: s.open != nil,
 	}
 }
@@ -440,7 +455,7 @@ func (s *Blocks) Restore(blocks []*Block, st State) error {
 	defer s.SetLimits(limits)
 	*s = Blocks{
 		blocks: blocks, firsts: make([]ID, len(blocks)),
-		lastID: st.LastID, maxDeleted: st.MaxDeleted, entriesAdded: st.EntriesAdded,
+		lastID: st.LastID, firstID: st.FirstID, maxDeleted: st.MaxDeleted, entriesAdded: st.EntriesAdded,
 	}
 	for i, b := range blocks {
 		if b == nil || len(b.data) < FirstIDLen {
@@ -465,10 +480,7 @@ func (s *Blocks) Restore(blocks []*Block, st State) error {
 		*s = Blocks{}
 		return err
 	}
-	if first := s.FirstID(); first != st.FirstID {
-		*s = Blocks{}
-		return fmt.Errorf("first ID %v, but the first live entry is %v", st.FirstID, first)
-	}
+
 	if s.open != nil {
 		s.setOpenLP()
 	}

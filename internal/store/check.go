@@ -48,8 +48,8 @@ func (s *Blocks) Check() error {
 	if live != s.length {
 		return fmt.Errorf("length %d, but blocks hold %d live entries", s.length, live)
 	}
-	if f := s.FirstID(); first != f {
-		return fmt.Errorf("first ID %v, but the first live entry is %v", f, first)
+	if first != s.firstID {
+		return fmt.Errorf("first ID %v, but the first live entry is %v", s.firstID, first)
 	}
 	if len(s.blocks) > 0 && s.lastID.Less(prev) {
 		return fmt.Errorf("last ID %v is below the top entry %v", s.lastID, prev)

@@ -62,6 +62,7 @@ func (s *Blocks) Trim(spec *TrimSpec) (upTo ID, n int64) {
 	if n > 0 {
 		s.length = length
 		s.dropHead(drop)
+		s.refreshFirst()
 	}
 	return upTo, n
 }
