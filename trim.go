@@ -101,7 +101,8 @@ func (t *TrimArgs) parseTo(spec *trimSpec) error {
 // returns how many it removed. It fails, changing nothing, on invalid
 // arguments (ErrTrimConflict, ErrInvalidArgument, ErrInvalidID). Under
 // KeepRef whole blocks are dropped in O(1) each and an exact trim then
-// marks entries deleted inside one block; under DelRef and Acked each
+// marks entries deleted inside one block, O(1) for each entry it removes
+// (the block's first live entry is known); under DelRef and Acked each
 // trimmed entry costs O(G log P) for G groups. Memory of dropped blocks is
 // given back.
 func (s *Stream) Trim(args TrimArgs) (int64, error) {
