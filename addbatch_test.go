@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -321,4 +322,53 @@ func TestAddBatchTooLargeForTheLog(t *testing.T) {
 	_, err = s.AddBatch(AddArgs{}, entries[:3]...)
 	require.NoError(t, err)
 	require.NoError(t, db.Err())
+}
+
+// TestAddBatchConcurrent: batches added from several goroutines at once,
+// beside single Adds, do not interleave: each batch's entries are
+// consecutive in the stream, and nothing is lost.
+func TestAddBatchConcurrent(t *testing.T) {
+	s := NewStream()
+	const writers, batches, size = 4, 50, 7
+	e := reading("1234", "19.8")
+	entries := make([][]Field, size)
+	for i := range entries {
+		entries[i] = e
+	}
+	var wg sync.WaitGroup
+	got := make([][][]ID, writers)
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range batches {
+				ids, err := s.AddBatch(AddArgs{}, entries...)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				got[w] = append(got[w], ids)
+				if _, err := s.Add(AddArgs{}, e...); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	all, err := s.Range("-", "+", 0)
+	require.NoError(t, err)
+	require.Len(t, all, writers*batches*(size+1))
+	pos := make(map[ID]int, len(all))
+	for i, en := range all {
+		pos[en.ID] = i
+	}
+	for _, bs := range got {
+		for _, ids := range bs {
+			first := pos[ids[0]]
+			for j, id := range ids {
+				require.Equal(t, first+j, pos[id], "batch %v interleaved", ids)
+			}
+		}
+	}
 }
