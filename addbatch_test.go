@@ -372,3 +372,45 @@ func TestAddBatchConcurrent(t *testing.T) {
 		}
 	}
 }
+
+// TestDBAddBatch: DB.AddBatch creates a missing stream (not with
+// NoMkStream), a failed batch creates nothing, and in a durable DB a new
+// stream and its batch are one record that a reopen finds.
+func TestDBAddBatch(t *testing.T) {
+	e := reading("1234", "19.8")
+	db := NewDB(WithClock(newTestClock(42).now))
+	_, err := db.AddBatch("s", AddArgs{NoMkStream: true}, e, e)
+	requireErr(t, err, ErrNoStream, `"s"`)
+	_, err = db.AddBatch("s", AddArgs{ID: "5-1"}, e, e)
+	requireErr(t, err, ErrIDTooSmall, `"5-1"`)
+	_, err = db.AddBatch("s", AddArgs{})
+	requireErr(t, err, ErrNoFields)
+	assert.Zero(t, db.Len(), "a failed batch creates nothing")
+	ids, err := db.AddBatch("s", AddArgs{}, e, e)
+	require.NoError(t, err)
+	assert.Equal(t, []ID{{42, 0}, {42, 1}}, ids)
+	ids, err = db.AddBatch("s", AddArgs{NoMkStream: true}, e)
+	require.NoError(t, err)
+	assert.Equal(t, []ID{{42, 2}}, ids)
+	assert.EqualValues(t, 3, db.Stream("s").Len())
+
+	dir := t.TempDir()
+	clk := newTestClock(7)
+	d := openT(t, dir, clk)
+	next := func() uint64 {
+		d.dur.j.mu.Lock()
+		defer d.dur.j.mu.Unlock()
+		return d.dur.j.next
+	}
+	before := next()
+	_, err = d.AddBatch("new", AddArgs{Trim: TrimArgs{Strategy: TrimMaxLen, MaxLen: 2}}, e, e, e)
+	require.NoError(t, err)
+	assert.Equal(t, before+1, next(), "the new stream and its batch are one record")
+	want := snap(t, d.Stream("new"))
+	require.NoError(t, d.Close())
+	d2 := openT(t, dir, clk)
+	s, ok := d2.Lookup("new")
+	require.True(t, ok)
+	assert.Equal(t, want, snap(t, s))
+	assert.EqualValues(t, 2, s.Len())
+}
