@@ -90,29 +90,62 @@ func chanRoundTrips(ch chan Entry, n int, es [][]Field) time.Duration {
 // ratio of the two times as x-chan, so that the ratio comes from one run
 // and the machine's noise hits both sides alike.
 func BenchmarkAdd(b *testing.B) {
+	es := benchEntries()
+	benchAgainstChan(b, func(s *Stream, i, n int) {
+		for ; n > 0; i, n = i+1, n-1 {
+			if _, err := s.Add(AddArgs{}, es[i%benchKinds]...); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// BenchmarkAddBatch adds auto-ID entries to one growing stream in
+// batches of benchBatch with AddBatch, one goroutine; one op is one entry.
+// As BenchmarkAdd does, it runs as many channel round trips between
+// chunks, with the timer stopped, and reports x-chan per entry.
+func BenchmarkAddBatch(b *testing.B) {
+	es := benchEntries()
+	benchAgainstChan(b, func(s *Stream, i, n int) {
+		for ; n > 0; i, n = i+benchBatch, n-benchBatch {
+			j := i % benchKinds
+			if _, err := s.AddBatch(AddArgs{}, es[j:j+min(benchBatch, n)]...); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// benchBatch is the number of entries of one AddBatch in
+// BenchmarkAddBatch; benchKinds and the chunks of benchAgainstChan are
+// multiples of it.
+const benchBatch = 64
+
+// benchAgainstChan runs add(s, i, n), which adds entries i to i+n-1 of
+// the sensor workload to s, over b.N entries in chunks; between chunks,
+// with the timer stopped, it runs as many channel round trips and it
+// reports the ratio of the two times as x-chan and the channel's time
+// per entry as chan-ns/op.
+func benchAgainstChan(b *testing.B, add func(s *Stream, i, n int)) {
 	const chunk = 1 << 14
 	es := benchEntries()
 	s := NewStream()
 	c := make(chan Entry, 1024)
-	var add, ch time.Duration
+	var added, ch time.Duration
 	b.ReportAllocs()
 	b.ResetTimer()
 	for done := 0; done < b.N; {
 		n := min(chunk, b.N-done)
 		start := time.Now()
-		for i := done; i < done+n; i++ {
-			if _, err := s.Add(AddArgs{}, es[i%benchKinds]...); err != nil {
-				b.Fatal(err)
-			}
-		}
-		add += time.Since(start)
+		add(s, done, n)
+		added += time.Since(start)
 		done += n
 		b.StopTimer()
 		ch += chanRoundTrips(c, n, es)
 		b.StartTimer()
 	}
 	b.StopTimer()
-	b.ReportMetric(float64(add)/float64(ch), "x-chan")
+	b.ReportMetric(float64(added)/float64(ch), "x-chan")
 	b.ReportMetric(float64(ch.Nanoseconds())/float64(b.N), "chan-ns/op")
 	runtime.KeepAlive(s)
 }
@@ -376,32 +409,56 @@ func BenchmarkDelete(b *testing.B) {
 	}
 }
 
-// BenchmarkTrim measures Add with a MaxLen trim of 1000 in the same call,
-// approximate (whole blocks) and exact, on a stream kept at about 1000
-// entries.
-func BenchmarkTrim(b *testing.B) {
-	for _, approx := range []bool{true, false} {
-		name := "add-maxlen-exact-1000"
-		if approx {
-			name = "add-maxlen-approx-1000"
-		}
-		b.Run(name, func(b *testing.B) {
+// BenchmarkAddTrim measures Add with a MaxLen trim of 1000 in the same
+// call on a stream kept at about 1000 entries: /exact (MaxLen), /approx
+// (~ MaxLen, whole blocks) and /none (no trim, a growing stream). Between
+// chunks of these Adds, with the timer stopped, it runs as many plain Adds
+// (BenchmarkAdd's op) on a growing stream of its own and reports the ratio
+// of the two times as x-add, so that the ratio comes from one run.
+func BenchmarkAddTrim(b *testing.B) {
+	for _, tc := range []struct {
+		name string
+		trim TrimArgs
+	}{
+		{"exact", TrimArgs{Strategy: TrimMaxLen, MaxLen: 1000}},
+		{"approx", TrimArgs{Strategy: TrimMaxLen, MaxLen: 1000, Approx: true}},
+		{"none", TrimArgs{}},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			const chunk = 1 << 14
 			es := benchEntries()
-			s := NewStream()
-			args := AddArgs{Trim: TrimArgs{Strategy: TrimMaxLen, MaxLen: 1000, Approx: approx}}
+			s, plain := NewStream(), NewStream()
+			args := AddArgs{Trim: tc.trim}
+			var trimmed, ref time.Duration
 			b.ReportAllocs()
 			b.ResetTimer()
-			for i := range b.N {
-				if _, err := s.Add(args, es[i%benchKinds]...); err != nil {
-					b.Fatal(err)
-				}
+			for done := 0; done < b.N; {
+				n := min(chunk, b.N-done)
+				trimmed += benchAdds(b, s, args, es, done, n)
+				b.StopTimer()
+				ref += benchAdds(b, plain, AddArgs{}, es, done, n)
+				b.StartTimer()
+				done += n
 			}
 			b.StopTimer()
-			if l := s.Len(); l < 1000 && b.N >= 1000 || l > 1000+store.BlockMaxEntries {
+			b.ReportMetric(float64(trimmed)/float64(ref), "x-add")
+			if l := s.Len(); tc.trim.Strategy != TrimNone && (l < 1000 && b.N >= 1000 || l > 1000+store.BlockMaxEntries) {
 				b.Fatalf("Len %d after trimming to ~1000", l)
 			}
 		})
 	}
+}
+
+// benchAdds adds entries i to i+n-1 of es (cycled) to s with args and
+// returns the time taken.
+func benchAdds(b *testing.B, s *Stream, args AddArgs, es [][]Field, i, n int) time.Duration {
+	start := time.Now()
+	for j := i; j < i+n; j++ {
+		if _, err := s.Add(args, es[j%benchKinds]...); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return time.Since(start)
 }
 
 // BenchmarkReadWake measures the latency from the start of an Add to the

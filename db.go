@@ -109,23 +109,68 @@ func (db *DB) Add(name string, args AddArgs, fields ...Field) (ID, error) {
 	if args.NoMkStream {
 		return ID{}, errorf(ErrNoStream, "%q", name)
 	}
+	var id ID
+	done, err := db.createWith(name, func(s *Stream) (err error) {
+		id, err = s.Add(args, fields...)
+		return err
+	})
+	if !done {
+		return db.Add(name, args, fields...) // created meanwhile
+	}
+	return id, err
+}
+
+// AddBatch appends entries to the stream called name, as Stream.AddBatch
+// does. A missing stream is created, unless args.NoMkStream is set: then
+// AddBatch fails with ErrNoStream. A failed AddBatch creates nothing; in
+// a durable DB a new stream and its batch are one record.
+func (db *DB) AddBatch(name string, args AddArgs, entries ...[]Field) ([]ID, error) {
+	for {
+		s, ok := db.Lookup(name)
+		if !ok {
+			break
+		}
+		if ids, err := s.addBatch(args, entries, true); err != errRemoved {
+			return ids, err
+		}
+	}
+	if args.NoMkStream {
+		return nil, errorf(ErrNoStream, "%q", name)
+	}
+	var ids []ID
+	done, err := db.createWith(name, func(s *Stream) (err error) {
+		ids, err = s.AddBatch(args, entries...)
+		return err
+	})
+	if !done {
+		return db.AddBatch(name, args, entries...) // created meanwhile
+	}
+	return ids, err
+}
+
+// createWith creates the stream called name and runs add on it before
+// the DB shows it: the stream is inserted only when add succeeds. It
+// returns done false, having done nothing, when the stream exists
+// (created meanwhile); else add's error. It holds the DB's lock while add
+// runs, and settles the record once it holds no lock.
+func (db *DB) createWith(name string, add func(*Stream) error) (done bool, err error) {
 	db.mu.Lock()
 	if _, ok := db.lookupLocked(name); ok {
 		db.mu.Unlock()
-		return db.Add(name, args, fields...) // created meanwhile
+		return false, nil
 	}
 	// The new stream is not visible yet. In a durable DB its creation and
 	// the add go in one record, settled once the DB's lock is released.
-	// An add that fails on a new stream fails before it takes the
-	// stream's lock (its arguments are bad), so nothing is committed.
+	// An add that fails on a new stream changes nothing before it fails
+	// (its arguments are bad, or the IDs it asks for cannot be made), so
+	// nothing is committed.
 	s := db.newStreamLocked(name)
 	if s.log != nil {
 		s.log.deferred = true
 	}
-	id, err := s.Add(args, fields...)
-	if err != nil {
+	if err := add(s); err != nil {
 		db.mu.Unlock()
-		return id, err
+		return true, err
 	}
 	var lsn uint64
 	if s.log != nil {
@@ -139,7 +184,7 @@ func (db *DB) Add(name string, args AddArgs, fields ...Field) (ID, error) {
 	if s.log != nil {
 		s.log.j.settle(lsn)
 	}
-	return id, nil
+	return true, nil
 }
 
 // Remove deletes the named streams, as Redis DEL does, and returns how

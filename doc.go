@@ -14,6 +14,11 @@
 //	s := xstream.NewStream()
 //	id, err := s.Add(xstream.AddArgs{}, xstream.Fields("sensor-id", "1234", "temperature", "19.8")...)
 //
+// Add many entries at once, under one lock and one clock reading, as that
+// many Adds would add them:
+//
+//	ids, err := s.AddBatch(xstream.AddArgs{}, batch...) // batch is a [][]xstream.Field
+//
 // Query by ID range; bounds take Redis's forms: "-" and "+" for the ends, a
 // bare millisecond time, "ms-seq", and "(" for an exclusive bound:
 //

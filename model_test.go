@@ -298,8 +298,10 @@ func TestModel(t *testing.T) {
 // step does one random operation and returns its description.
 func (x *modelRun) step() string {
 	switch n := x.g.r.IntN(100); {
-	case n < 60:
+	case n < 55:
 		return x.add()
+	case n < 60:
+		return x.addBatch()
 	case n < 66:
 		return x.del()
 	case n < 72:
@@ -348,6 +350,40 @@ func requireSameEntries(t *testing.T, want []refEntry, got []Entry, msg string) 
 			require.Equal(t, Entry{want[i].id, want[i].fields}, e, "%s: entry %d", msg, i)
 		}
 	}
+}
+
+// addBatch adds one to six entries with AddBatch, with auto IDs or an
+// "ms-*" ID, and models them as that many Adds at one clock reading.
+func (x *modelRun) addBatch() string {
+	g, m := x.g, x.m
+	x.now += g.r.Int64N(3)
+	x.clk.set(x.now)
+	var args AddArgs
+	star := g.chance(0.5)
+	ms := m.lastID.Ms + g.r.Uint64N(2)
+	if star {
+		args.ID = strconv.FormatUint(ms, 10) + "-*"
+	}
+	entries := make([][]Field, 1+g.r.IntN(6))
+	for i := range entries {
+		entries[i] = g.fields()
+	}
+	desc := "AddBatch " + strconv.Quote(args.ID) + " x" + strconv.Itoa(len(entries))
+	if m.lastID.Seq > maxU-uint64(len(entries)) {
+		return desc + " (skipped: near the end of a sequence)"
+	}
+	got, err := x.s.AddBatch(args, entries...)
+	require.NoError(x.t, err, desc)
+	require.Len(x.t, got, len(entries), desc)
+	for i, fields := range entries {
+		want := m.autoID(uint64(x.now))
+		if star {
+			want = m.starID(ms)
+		}
+		require.Equal(x.t, want, got[i], "%s: entry %d", desc, i)
+		m.add(want, fields)
+	}
+	return desc
 }
 
 func (x *modelRun) add() string {

@@ -60,6 +60,21 @@ func (s *Stream) trimToLocked(upTo ID) int64 {
 	return n
 }
 
+// trimFrontLocked removes the live entries a KeepRef trim of spec
+// removes, a prefix of them, leaving consumer group references to them,
+// and returns how many it removed. It records the bound it reached, which
+// replay applies with trimToLocked.
+func (s *Stream) trimFrontLocked(spec *store.TrimSpec) int64 {
+	upTo, n := s.st.Trim(spec)
+	if n > 0 {
+		if s.log != nil {
+			s.log.idEffect(effTrimTo, ID(upTo))
+		}
+		s.ctr.trimmed += n
+	}
+	return n
+}
+
 // trimEntryLocked removes the live entry id as a trim does (the max
 // deleted ID stays), first dropping it from every group's PEL when
 // dropRefs (a DelRef trim).

@@ -63,5 +63,5 @@ func (sh *shard) dropBefore(cutoff uint64) {
 		}
 		return false
 	})
-	s.trimLocked(trimSpec{strategy: TrimMinID, minID: ID{cutoff, 0}})
+	s.trimLocked(&trimSpec{TrimSpec: store.TrimSpec{ByMinID: true, MinID: store.ID{Ms: cutoff}}, strategy: TrimMinID})
 }

@@ -192,37 +192,13 @@ func (s *Stream) add(args AddArgs, fields []Field, inDB bool) (ID, error) {
 	if len(fields) == 0 {
 		return ID{}, errorf(ErrNoFields, "Add was given no fields")
 	}
-	var (
-		want     ID
-		explicit bool
-		seqGiven bool
-		nowMs    uint64
-	)
-	switch args.ID {
-	case "", "*":
-		nowMs = s.cfg.idMs()
-	default:
-		var err error
-		want, seqGiven, err = parseID(args.ID, 0, true)
-		if err != nil {
-			return ID{}, err
-		}
-		if seqGiven && want.IsZero() {
-			return ID{}, errorf(ErrZeroID, "got %q", args.ID)
-		}
-		explicit = true
-	}
-	var trim *trimSpec
-	if args.Trim != (TrimArgs{}) {
-		t, err := args.Trim.parse()
-		if err != nil {
-			return ID{}, err
-		}
-		trim = &t
+	var a addSpec
+	if err := s.parseAdd(&args, &a); err != nil {
+		return ID{}, err
 	}
 	var idmp *idmpKey
 	if args.Idempotency != (Idempotency{}) {
-		k, err := args.Idempotency.check(explicit, fields)
+		k, err := args.Idempotency.check(a.explicit, fields)
 		if err != nil {
 			return ID{}, err
 		}
@@ -234,33 +210,33 @@ func (s *Stream) add(args AddArgs, fields []Field, inDB bool) (ID, error) {
 		s.mu.Unlock()
 		return ID{}, errRemoved
 	}
-	var id ID
-	var ok bool
 	if idmp != nil {
-		if id, ok = s.idmpDuplicateLocked(*idmp, nowMs); ok {
+		if id, ok := s.idmpDuplicateLocked(*idmp, a.nowMs); ok {
 			s.unlock()
 			return id, nil
 		}
 	}
-	if explicit {
+	// nextID, with its auto-ID case inlined (Add is the hottest path).
+	id, ok := nextAutoID(a.nowMs, ID(s.st.LastID()))
+	if a.explicit {
 		var err error
-		if id, err = s.explicitIDLocked(args.ID, want, seqGiven); err != nil {
+		if id, err = s.explicitID(args.ID, a.want, a.seqGiven, ID(s.st.LastID())); err != nil {
 			s.mu.Unlock()
 			return ID{}, err
 		}
-	} else if id, ok = s.autoIDLocked(nowMs); !ok {
+	} else if !ok {
 		s.mu.Unlock()
 		return ID{}, s.exhausted()
 	}
-	// The last step of every add (here and in a shard's add): append,
-	// trim, serve blocked readers. Written out, with no defer, as Add is
-	// the hottest path.
+	// The last step of every add (here, in AddBatch and in a shard's
+	// add): append, trim, serve blocked readers. Written out, with no
+	// defer, as Add is the hottest path.
 	s.appendLocked(id, fields)
 	if idmp != nil {
-		s.idmpTrackLocked(*idmp, id, nowMs)
+		s.idmpTrackLocked(*idmp, id, a.nowMs)
 	}
-	if trim != nil && trim.strategy != TrimNone {
-		s.trimLocked(*trim)
+	if a.trims {
+		s.trimLocked(&a.trim)
 	}
 	s.notifyLocked()
 	if s.log != nil {
@@ -271,12 +247,65 @@ func (s *Stream) add(args AddArgs, fields []Field, inDB bool) (ID, error) {
 	return id, nil
 }
 
-// explicitIDLocked resolves the ID an explicit Add asks for: want, or with
-// a "ms-*" ID (seqGiven false) the next sequence in want's millisecond. It
-// fails with ErrIDTooSmall when the result is not above the last ID, and
-// with ErrStreamExhausted when the last ID is MaxID.
-func (s *Stream) explicitIDLocked(raw string, want ID, seqGiven bool) (ID, error) {
-	last := ID(s.st.LastID())
+// addSpec is what an add takes from its AddArgs before it locks the
+// stream: the explicit ID asked for or the clock's millisecond, and the
+// trim.
+type addSpec struct {
+	want     ID     // an explicit ID (explicit), or its millisecond when !seqGiven
+	explicit bool   // the ID is "ms-seq", "ms" or "ms-*"
+	seqGiven bool   // the ID is "ms-seq" (or "ms"): want is the ID
+	nowMs    uint64 // for an auto ID: the clock's millisecond
+	trims    bool   // trim has a strategy
+	trim     trimSpec
+}
+
+// parseAdd checks args.ID and args.Trim into a (a zero addSpec), as Add
+// does before it locks the stream, and reads the clock for an auto ID. It
+// fails with ErrInvalidID, ErrZeroID or an error of the trim arguments.
+func (s *Stream) parseAdd(args *AddArgs, a *addSpec) error {
+	switch args.ID {
+	case "", "*":
+		a.nowMs = s.cfg.idMs()
+	default:
+		var err error
+		a.want, a.seqGiven, err = parseID(args.ID, 0, true)
+		if err != nil {
+			return err
+		}
+		if a.seqGiven && a.want.IsZero() {
+			return errorf(ErrZeroID, "got %q", args.ID)
+		}
+		a.explicit = true
+	}
+	if !args.Trim.isZero() {
+		if err := args.Trim.parseTo(&a.trim); err != nil {
+			return err
+		}
+		a.trims = a.trim.strategy != TrimNone
+	}
+	return nil
+}
+
+// nextID returns the ID of an entry added by a after last, the stream's
+// last ID (raw is the ID argument, for messages): it fails with
+// ErrIDTooSmall or ErrStreamExhausted.
+func (s *Stream) nextID(a *addSpec, raw string, last ID) (ID, error) {
+	if a.explicit {
+		return s.explicitID(raw, a.want, a.seqGiven, last)
+	}
+	id, ok := nextAutoID(a.nowMs, last)
+	if !ok {
+		return ID{}, s.exhausted()
+	}
+	return id, nil
+}
+
+// explicitID resolves the ID an explicit Add asks for after last, the
+// stream's last ID: want, or with a "ms-*" ID (seqGiven false) the next
+// sequence in want's millisecond. It fails with ErrIDTooSmall when the
+// result is not above last, and with ErrStreamExhausted when last is
+// MaxID.
+func (s *Stream) explicitID(raw string, want ID, seqGiven bool, last ID) (ID, error) {
 	if last == MaxID() {
 		return ID{}, s.exhausted()
 	}
@@ -293,11 +322,16 @@ func (s *Stream) explicitIDLocked(raw string, want ID, seqGiven bool) (ID, error
 	return id, nil
 }
 
-// autoIDLocked returns the ID an auto-ID Add made at nowMs gives: nowMs-0,
-// or the next after the last ID when the clock has not passed it; ok is
-// false when the last ID is MaxID (ErrStreamExhausted).
+// autoIDLocked returns the ID an auto-ID Add made at nowMs gives (see
+// nextAutoID); ok is false when the last ID is MaxID (ErrStreamExhausted).
 func (s *Stream) autoIDLocked(nowMs uint64) (id ID, ok bool) {
-	last := ID(s.st.LastID())
+	return nextAutoID(nowMs, ID(s.st.LastID()))
+}
+
+// nextAutoID returns the auto ID made at nowMs after last: nowMs-0, or
+// the next after last when the clock has not passed it; ok is false when
+// last is MaxID.
+func nextAutoID(nowMs uint64, last ID) (id ID, ok bool) {
 	if nowMs > last.Ms {
 		return ID{nowMs, 0}, true
 	}

@@ -35,60 +35,74 @@ type TrimArgs struct {
 	Policy   DeletePolicy
 }
 
-// trimSpec is a validated TrimArgs.
+// trimSpec is a validated TrimArgs: the storage's form of the bound
+// (ByMinID, MinID, MaxLen, Approx, Limit) and what it does to references.
 type trimSpec struct {
+	store.TrimSpec
 	strategy TrimStrategy
-	maxLen   int64
-	minID    ID
-	approx   bool
-	limit    int64
 	policy   DeletePolicy
 }
 
+// parse checks t and returns it as a trimSpec.
 func (t TrimArgs) parse() (trimSpec, error) {
-	spec := trimSpec{strategy: t.Strategy, maxLen: t.MaxLen, approx: t.Approx, limit: t.Limit, policy: t.Policy}
+	var spec trimSpec
+	err := t.parseTo(&spec)
+	return spec, err
+}
+
+// isZero reports whether t is the zero TrimArgs (no trim), without the
+// generated comparison's call.
+func (t *TrimArgs) isZero() bool {
+	return t.Strategy == TrimNone && t.MaxLen == 0 && t.MinID == "" && !t.Approx && t.Limit == 0 && t.Policy == KeepRef
+}
+
+// parseTo checks t and sets *spec, a zero trimSpec, to it.
+func (t *TrimArgs) parseTo(spec *trimSpec) error {
+	spec.ByMinID, spec.MaxLen, spec.Approx, spec.Limit = t.Strategy == TrimMinID, t.MaxLen, t.Approx, t.Limit
+	spec.strategy, spec.policy = t.Strategy, t.Policy
 	if err := t.Policy.check(); err != nil {
-		return spec, err
+		return err
 	}
 	switch t.Strategy {
 	case TrimNone:
 		if t.MaxLen != 0 || t.MinID != "" || t.Approx || t.Limit != 0 || t.Policy != KeepRef {
-			return spec, errorf(ErrTrimConflict, "trim options given without a strategy: %+v", t)
+			return errorf(ErrTrimConflict, "trim options given without a strategy: %+v", *t)
 		}
-		return spec, nil
+		return nil
 	case TrimMaxLen:
 		if t.MinID != "" {
-			return spec, errorf(ErrTrimConflict, "MaxLen and MinID given together (MinID %q)", t.MinID)
+			return errorf(ErrTrimConflict, "MaxLen and MinID given together (MinID %q)", t.MinID)
 		}
 		if t.MaxLen < 0 {
-			return spec, errorf(ErrInvalidArgument, "MaxLen must be >= 0, got %d", t.MaxLen)
+			return errorf(ErrInvalidArgument, "MaxLen must be >= 0, got %d", t.MaxLen)
 		}
 	case TrimMinID:
 		if t.MaxLen != 0 {
-			return spec, errorf(ErrTrimConflict, "MaxLen and MinID given together (MaxLen %d)", t.MaxLen)
+			return errorf(ErrTrimConflict, "MaxLen and MinID given together (MaxLen %d)", t.MaxLen)
 		}
 		id, _, err := parseID(t.MinID, 0, false)
 		if err != nil {
-			return spec, err
+			return err
 		}
-		spec.minID = id
+		spec.MinID = store.ID(id)
 	default:
-		return spec, errorf(ErrInvalidArgument, "unknown trim strategy %d", t.Strategy)
+		return errorf(ErrInvalidArgument, "unknown trim strategy %d", t.Strategy)
 	}
 	if t.Limit < 0 {
-		return spec, errorf(ErrInvalidArgument, "Limit must be >= 0, got %d", t.Limit)
+		return errorf(ErrInvalidArgument, "Limit must be >= 0, got %d", t.Limit)
 	}
 	if t.Limit != 0 && !t.Approx {
-		return spec, errorf(ErrTrimConflict, "Limit %d given without Approx", t.Limit)
+		return errorf(ErrTrimConflict, "Limit %d given without Approx", t.Limit)
 	}
-	return spec, nil
+	return nil
 }
 
 // Trim removes entries from the head of the stream as args says and
 // returns how many it removed. It fails, changing nothing, on invalid
 // arguments (ErrTrimConflict, ErrInvalidArgument, ErrInvalidID). Under
 // KeepRef whole blocks are dropped in O(1) each and an exact trim then
-// marks entries deleted inside one block; under DelRef and Acked each
+// marks entries deleted inside one block, O(1) for each entry it removes
+// (the block's first live entry is known); under DelRef and Acked each
 // trimmed entry costs O(G log P) for G groups. Memory of dropped blocks is
 // given back.
 func (s *Stream) Trim(args TrimArgs) (int64, error) {
@@ -98,32 +112,26 @@ func (s *Stream) Trim(args TrimArgs) (int64, error) {
 	}
 	s.mu.Lock()
 	defer s.unlock()
-	return s.trimLocked(spec), nil
+	return s.trimLocked(&spec), nil
 }
 
 // trimLocked applies spec, as Redis's streamTrim does, and returns how
 // many entries it removed. Under KeepRef the trim removes a prefix of the
-// entries: blocks it passes whole go at once, and in the block where it
-// ends entries go one by one unless spec.approx asks for whole blocks
-// only. Under DelRef and Acked it goes entry by entry through every block
-// it passes (Acked keeps the entries a group still refers to).
-func (s *Stream) trimLocked(spec trimSpec) int64 {
-	ts := store.TrimSpec{
-		ByMinID: spec.strategy == TrimMinID, MinID: store.ID(spec.minID),
-		MaxLen: spec.maxLen, Approx: spec.approx, Limit: spec.limit,
-	}
+// entries (trimFrontLocked): blocks it passes whole go at once, and in the
+// block where it ends entries go one by one from the block's first live
+// entry unless spec.Approx asks for whole blocks only, so an exact trim
+// at steady state costs O(1) per entry it removes. Under DelRef and Acked
+// it goes entry by entry through every block it passes (Acked keeps the
+// entries a group still refers to).
+func (s *Stream) trimLocked(spec *trimSpec) int64 {
 	if spec.policy == KeepRef {
-		upTo, n := s.st.PlanTrim(ts)
-		if n > 0 {
-			s.trimToLocked(ID(upTo))
-		}
-		return n
+		return s.trimFrontLocked(&spec.TrimSpec)
 	}
 	var keep func(store.ID) bool
 	if spec.policy == Acked {
 		keep = func(id store.ID) bool { return s.referencedLocked(ID(id)) }
 	}
-	ids := s.st.PlanTrimEach(ts, keep)
+	ids := s.st.PlanTrimEach(spec.TrimSpec, keep)
 	for _, id := range ids {
 		s.trimEntryLocked(ID(id), spec.policy == DelRef)
 	}

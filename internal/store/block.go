@@ -29,7 +29,10 @@ import "encoding/binary"
 //	         otherwise: uvarint k, k × (name, value)
 //
 // A deleted entry keeps its bytes with FlagDeleted set; a block whose
-// entries are all deleted is freed.
+// entries are all deleted is freed. The block keeps the index of its first
+// live entry (head), so that a trim, which deletes entries from the front,
+// and the walks that start there skip the deleted ones in O(1) instead of
+// decoding them again.
 
 // A block takes at most BlockMaxEntries entries and, past its first
 // entry, BlockMaxBytes bytes of entries (Redis's stream-node-max-entries
@@ -88,6 +91,7 @@ type Block struct {
 	hdr   int32    // length of the header
 	nmast int32    // number of master fields
 	live  int32    // entries not deleted
+	head  int32    // entries before it are deleted; the first live one while live > 0
 }
 
 // FirstIDLen is the size of the first ID at the start of a block's data.
@@ -358,7 +362,18 @@ func (b *Block) touch() uint32 {
 	return x
 }
 
-// markDeleted marks entry i deleted; it reports whether it was live.
+// Head returns the index of the block's first live entry (Len() when it
+// has none): the entries before it are deleted. O(1).
+func (b *Block) Head() int { return int(b.head) }
+
+// deleted reports whether entry i is deleted.
+func (b *Block) deleted(i int) bool {
+	return b.data[int(b.hdr)+int(uint16(b.offs[i]))]&FlagDeleted != 0
+}
+
+// markDeleted marks entry i deleted; it reports whether it was live. When
+// i is the head it moves the head past the deleted entries that follow:
+// each entry is passed once, so O(1) amortized.
 func (b *Block) markDeleted(i int) bool {
 	p := int(b.hdr) + int(uint16(b.offs[i]))
 	if b.data[p]&FlagDeleted != 0 {
@@ -366,7 +381,19 @@ func (b *Block) markDeleted(i int) bool {
 	}
 	b.data[p] |= FlagDeleted
 	b.live--
+	if i == int(b.head) {
+		b.skipDeleted()
+	}
 	return true
+}
+
+// skipDeleted moves the head past deleted entries.
+func (b *Block) skipDeleted() {
+	h := int(b.head)
+	for h < len(b.offs) && b.deleted(h) {
+		h++
+	}
+	b.head = int32(h)
 }
 
 // RawBlock is a block's content as a snapshot stores it: its bytes and
@@ -393,8 +420,9 @@ func (b *Block) Raw() RawBlock {
 // order, and the counts agree), so that no later access can fail.
 func FromRaw(r RawBlock) (*Block, error) {
 	b := &Block{data: r.Data, offs: r.Offs, last: r.Last, hdr: r.Hdr, nmast: r.Nmast, live: r.Live}
-	if err := b.check(); err != nil {
+	if err := b.checkEntries(); err != nil {
 		return nil, err
 	}
+	b.skipDeleted()
 	return b, nil
 }

@@ -57,9 +57,20 @@ func (s *Blocks) Len() int64 { return s.length }
 // LastID returns the last ID generated. O(1).
 func (s *Blocks) LastID() ID { return s.lastID }
 
-// FirstID returns the ID of the first live entry, 0-0 when there is none.
-// O(1).
+// FirstID returns the ID of the first live entry, 0-0 when there is none
+// (XINFO recorded-first-entry-id). O(1): it is kept, as consumer groups
+// read it for every entry they deliver.
 func (s *Blocks) FirstID() ID { return s.firstID }
+
+// refreshFirst recomputes the first ID after a removal: the head of the
+// first block, as no block is without a live entry. O(1).
+func (s *Blocks) refreshFirst() {
+	s.firstID = ID{}
+	if len(s.blocks) > 0 {
+		b := s.blocks[0]
+		s.firstID = b.IDAt(int(b.head))
+	}
+}
 
 // MaxDeleted returns the largest ID removed by Delete. O(1).
 func (s *Blocks) MaxDeleted() ID { return s.maxDeleted }
@@ -234,6 +245,7 @@ func (s *Blocks) Walk(lo, hi ID, rev bool, fn func(b *Block, id ID, flags byte, 
 	if !rev {
 		for c := s.seekGE(lo); c.bi < len(s.blocks); c.bi, c.i = c.bi+1, 0 {
 			b := s.blocks[c.bi]
+			c.i = max(c.i, int(b.head))
 			for ; c.i < len(b.offs); c.i++ {
 				id, flags, body := b.At(c.i)
 				if hi.Less(id) {
@@ -246,12 +258,12 @@ func (s *Blocks) Walk(lo, hi ID, rev bool, fn func(b *Block, id ID, flags byte, 
 		}
 		return
 	}
-	for c := s.seekLE(hi); c.bi >= 0; c.bi-- {
+	for c := s.seekLE(hi); c.bi >= 0; c.bi, c.i = c.bi-1, -1 {
 		b := s.blocks[c.bi]
 		if c.i < 0 {
 			c.i = len(b.offs) - 1
 		}
-		for ; c.i >= 0; c.i-- {
+		for ; c.i >= int(b.head); c.i-- {
 			id, flags, body := b.At(c.i)
 			if id.Less(lo) {
 				return
@@ -330,8 +342,9 @@ func (s *Blocks) remove(id ID) bool {
 
 // TrimTo removes every live entry with ID <= upTo, the effect of a trim
 // that keeps references: whole blocks are dropped in O(1) each, and
-// entries are marked deleted in the one block the bound falls in. The max
-// deleted ID is left. It returns how many entries it removed.
+// entries are marked deleted in the one block the bound falls in, from its
+// head on, so O(1) for each entry removed. The max deleted ID is left. It
+// returns how many entries it removed.
 func (s *Blocks) TrimTo(upTo ID) int64 {
 	var removed int64
 	n := 0 // blocks dropped whole, from the head
@@ -346,7 +359,7 @@ func (s *Blocks) TrimTo(upTo ID) int64 {
 	s.dropHead(n)
 	if len(s.blocks) > 0 && !upTo.Less(s.blocks[0].FirstID()) {
 		b := s.blocks[0]
-		for i := range b.offs {
+		for i := int(b.head); i < len(b.offs); i++ {
 			id := b.IDAt(i)
 			if upTo.Less(id) {
 				break
@@ -354,6 +367,9 @@ func (s *Blocks) TrimTo(upTo ID) int64 {
 			if b.markDeleted(i) {
 				s.length--
 				removed++
+			}
+			if id == upTo {
+				break
 			}
 		}
 		if b.live == 0 {
@@ -416,15 +432,6 @@ func (s *Blocks) reopenLast() {
 	s.setOpenLP()
 }
 
-// refreshFirst recomputes the first entry ID (0-0 when empty).
-func (s *Blocks) refreshFirst() {
-	s.firstID = ID{}
-	s.Walk(ID{}, MaxID, false, func(_ *Block, id ID, _ byte, _ int) bool {
-		s.firstID = id
-		return false
-	})
-}
-
 // State is what a snapshot keeps of a Blocks besides its blocks.
 type State struct {
 	LastID, FirstID, MaxDeleted ID
@@ -473,6 +480,7 @@ func (s *Blocks) Restore(blocks []*Block, st State) error {
 		*s = Blocks{}
 		return err
 	}
+
 	if s.open != nil {
 		s.setOpenLP()
 	}

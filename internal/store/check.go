@@ -70,10 +70,26 @@ func (s *Blocks) Check() error {
 	return nil
 }
 
-// check verifies one block: every entry decodes inside data, IDs grow from
-// the first ID to last, search keys match, and live counts the entries not
-// deleted.
+// check verifies one block: its entries (checkEntries), and that head is
+// its first live entry.
 func (b *Block) check() error {
+	if err := b.checkEntries(); err != nil {
+		return err
+	}
+	h := 0
+	for h < len(b.offs) && b.deleted(h) {
+		h++
+	}
+	if int(b.head) != h {
+		return fmt.Errorf("head %d, but the first live entry is %d", b.head, h)
+	}
+	return nil
+}
+
+// checkEntries verifies a block's entries: every entry decodes inside data,
+// IDs grow from the first ID to last, search keys match, and live counts
+// the entries not deleted.
+func (b *Block) checkEntries() error {
 	if len(b.data) < FirstIDLen || b.hdr < FirstIDLen || int(b.hdr) > len(b.data) {
 		return fmt.Errorf("header of %d bytes in %d bytes of data", b.hdr, len(b.data))
 	}

@@ -9,13 +9,18 @@ type TrimSpec struct {
 	Limit   int64 // entries removed at most, checked block by block; 0: no cap
 }
 
-// PlanTrim returns what a trim that keeps references to its entries
-// removes: every live entry with ID <= upTo, n of them (n is 0 when it
-// removes nothing). It changes nothing; TrimTo(upTo) applies it. Blocks
-// the trim passes whole cost O(1) each; the block it ends in costs O(its
-// entries) unless spec.Approx stops the trim at the block.
-func (s *Blocks) PlanTrim(spec TrimSpec) (upTo ID, n int64) {
+// Trim removes what a trim that keeps references to its entries removes,
+// a prefix of the live entries, and returns the ID of the last one it
+// removed (upTo) and their number (n, 0 when it removes nothing): applied
+// to the same state, TrimTo(upTo) removes the same entries, which is how
+// a log replays it. The max deleted ID is left. Blocks the trim passes
+// whole go in O(1) each; in the block it ends in it marks entries deleted
+// from the block's head (its first live entry) on, O(1) each, unless
+// spec.Approx stops the trim at the block. So an exact MaxLen trim after
+// each append costs O(1) amortized.
+func (s *Blocks) Trim(spec *TrimSpec) (upTo ID, n int64) {
 	length := s.length
+	drop := 0 // blocks removed whole, from the head
 	for _, b := range s.blocks {
 		if !spec.ByMinID && length <= spec.MaxLen {
 			break
@@ -28,23 +33,36 @@ func (s *Blocks) PlanTrim(spec TrimSpec) (upTo ID, n int64) {
 			length -= entries
 			n += entries
 			upTo = b.last
+			drop++
 			continue
 		}
 		if spec.Approx {
 			break
 		}
-		for i := range b.offs {
+		for i := int(b.head); i < len(b.offs); i++ {
+			if !spec.ByMinID && length <= spec.MaxLen {
+				break // before decoding: at steady state one entry is decoded
+			}
 			id, flags, _ := b.At(i)
-			if spec.stop(id, length) {
+			if spec.ByMinID && !id.Less(spec.MinID) {
 				break
 			}
 			if flags&FlagDeleted == 0 {
+				b.markDeleted(i)
 				length--
 				n++
 				upTo = id
 			}
 		}
+		if b.live == 0 {
+			drop++
+		}
 		break
+	}
+	if n > 0 {
+		s.length = length
+		s.dropHead(drop)
+		s.refreshFirst()
 	}
 	return upTo, n
 }
@@ -67,7 +85,7 @@ func (s *Blocks) PlanTrimEach(spec TrimSpec, keep func(ID) bool) []ID {
 			break
 		}
 		whole := spec.whole(b, length)
-		for i := range b.offs {
+		for i := int(b.head); i < len(b.offs); i++ {
 			id, flags, _ := b.At(i)
 			if spec.stop(id, length) {
 				break

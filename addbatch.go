@@ -1,0 +1,93 @@
+package xstream
+
+import "github.com/xstreamgo/xstream/internal/wal"
+
+// AddBatch appends the entries in order, as len(entries) calls of
+// Add(args, entry...) one after the other would, in one atomic step: it
+// takes the stream's lock once and, for auto IDs, reads the clock once,
+// so the entries get consecutive IDs of one millisecond (now-0, now-1, ...
+// or, when the clock has not passed the last ID, the IDs after it). It
+// returns their IDs.
+//
+// Each entry is added as Add adds it: with an "ms-*" args.ID the entries
+// take the next sequences of ms; with an explicit "ms-seq" (or "ms") ID
+// only a batch of one entry can succeed, as a second XADD of the same ID
+// fails. args.Trim applies after each entry, as it does after each Add,
+// so the stream ends as the Adds would leave it. In a durable DB the
+// batch is one record of the log: after a crash it is there whole or not
+// at all.
+//
+// AddBatch fails, changing nothing, with the errors of Add, checked in the
+// same order (ErrNoFields when entries is empty or an entry has no fields;
+// ErrInvalidID, ErrZeroID, a trim argument's error; ErrIDTooSmall or
+// ErrStreamExhausted for the first entry whose ID cannot be made), with
+// ErrInvalidArgument for args.Idempotency (an idempotent ID names one
+// entry: use Add), and in a durable DB with ErrInvalidArgument when the
+// batch would be a record larger than the log takes (1 GiB). It wakes readers blocked on the
+// stream once. It is O(entries) amortized, plus the trimming it does.
+func (s *Stream) AddBatch(args AddArgs, entries ...[]Field) ([]ID, error) {
+	return s.addBatch(args, entries, false)
+}
+
+// addBatch is AddBatch; inDB makes it fail with errRemoved, changing
+// nothing, when the stream was removed from its DB.
+func (s *Stream) addBatch(args AddArgs, entries [][]Field, inDB bool) ([]ID, error) {
+	if len(entries) == 0 {
+		return nil, errorf(ErrNoFields, "AddBatch was given no entries")
+	}
+	for i, fields := range entries {
+		if len(fields) == 0 {
+			return nil, errorf(ErrNoFields, "AddBatch entry %d has no fields", i)
+		}
+	}
+	var a addSpec
+	if err := s.parseAdd(&args, &a); err != nil {
+		return nil, err
+	}
+	if args.Idempotency != (Idempotency{}) {
+		return nil, errorf(ErrInvalidArgument, "AddBatch takes no Idempotency (producer %q): add idempotent entries one by one with Add", args.Idempotency.Producer)
+	}
+	ids := make([]ID, len(entries))
+
+	s.mu.Lock()
+	if inDB && s.removed {
+		s.mu.Unlock()
+		return nil, errRemoved
+	}
+	if s.log != nil && batchRecordBound(entries) > wal.MaxPayload {
+		s.mu.Unlock()
+		return nil, errorf(ErrInvalidArgument, "a batch of %d entries is larger than one record of the log takes (%d bytes)", len(entries), wal.MaxPayload)
+	}
+	last := ID(s.st.LastID())
+	for i := range ids {
+		id, err := s.nextID(&a, args.ID, last)
+		if err != nil {
+			s.mu.Unlock()
+			return nil, err
+		}
+		ids[i], last = id, id
+	}
+	for i, fields := range entries {
+		s.appendLocked(ids[i], fields)
+		if a.trims {
+			s.trimLocked(&a.trim)
+		}
+	}
+	s.notifyLocked()
+	s.unlock()
+	return ids, nil
+}
+
+// batchRecordBound bounds the size of the log record of a batch: each
+// entry's effect (kind, two IDs parts, field count, names and values with
+// their lengths) and the trim effect that may follow it.
+func batchRecordBound(entries [][]Field) int {
+	n := 10 // the object's number
+	for _, fields := range entries {
+		n += 1 + 2*10 + 10 + 1 + 2*10 // append effect's head, a trim effect
+		for _, f := range fields {
+			n += 2*10 + len(f.Name) + len(f.Value)
+		}
+	}
+	return n
+}
