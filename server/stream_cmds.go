@@ -122,9 +122,21 @@ loop:
 			return a, false
 		}
 	} else if a.trim.Approx {
-		a.trim.Limit = 10000 // 100 × stream-node-max-entries, as Redis
+		a.trim.Limit = approxTrimLimit(c.srv)
 	}
 	return a, true
+}
+
+// approxTrimLimit is the LIMIT of a "~" trim that gives none, as Redis
+// sets it: 100 nodes of stream-node-max-entries (CONFIG SET), 10000 when
+// that is 0 (no entry bound), at most 1000000. O(1); takes s.mu briefly.
+func approxTrimLimit(s *Server) int64 {
+	_, entries, _ := s.settings()
+	limit := 100 * entries
+	if limit <= 0 {
+		return 10000
+	}
+	return min(limit, 1000000)
 }
 
 func xadd(c *conn, args [][]byte) {
