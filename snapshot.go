@@ -126,7 +126,7 @@ type pendingCopy struct {
 func copyStream(s *Stream) streamCopy {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	c := streamCopy{name: s.name}
+	c := streamCopy{name: s.Name()}
 	if s.log == nil {
 		// Removed since the listing.
 		c.gone = true

@@ -13,6 +13,7 @@ import (
 // 100 nodes of stream-node-max-entries, as CONFIG SET left it.
 func TestDiffApproxTrimDefaultLimit(t *testing.T) {
 	p := newPair(t)
+	t.Cleanup(func() { p.real.do(t, "CONFIG", "SET", "stream-node-max-entries", "100") })
 	for _, nodeEntries := range []string{"1", "3"} {
 		p.do("CONFIG", "SET", "stream-node-max-entries", nodeEntries)
 		p.do("DEL", "s")
@@ -24,5 +25,4 @@ func TestDiffApproxTrimDefaultLimit(t *testing.T) {
 		p.do("XADD", "s", "MAXLEN", "~", "0", "*", "f", "v")
 		p.do("XLEN", "s")
 	}
-	p.do("CONFIG", "SET", "stream-node-max-entries", "100")
 }
