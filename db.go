@@ -19,6 +19,7 @@ type DB struct {
 	streams *radix.Tree // name → *Stream
 	missing map[string]*waitList
 	sharded map[string]*ShardedStream
+	exp     expiries // the streams with an expiry (expire.go)
 	dur     *durable // the files of a durable DB (Open); nil in memory
 
 	limits    store.Limits // set by SetNodeSize, for the streams made later
@@ -179,6 +180,7 @@ func (db *DB) Remove(names ...string) int {
 // holds db.mu.
 func (db *DB) removeLocked(s *Stream, groupErr error) (*journal, uint64) {
 	db.streams.Delete(s.Name())
+	db.dropExpiryLocked(s)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.removed = true

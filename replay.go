@@ -379,10 +379,17 @@ func (r *replayer) streamEffect(o *robj, s *Stream, d *decoder, st *streamState)
 			return r.corrupt("removal of stream %q, which is not in the DB", s.Name())
 		}
 		r.db.streams.Delete(s.Name())
+		r.db.dropExpiryLocked(s)
 		o.dead = true
 		if len(d.b) > 0 {
 			return r.corrupt("effects after a removal")
 		}
+	case effExpire:
+		ms := d.varint()
+		if ms < 0 {
+			return r.corrupt("stream %q expires at %d", s.Name(), ms)
+		}
+		r.db.setExpiryLocked(s, ms)
 	case effRename:
 		name := d.str()
 		if v, ok := r.db.streams.Get(s.Name()); !ok || v.(*Stream) != s || o.sh != nil {

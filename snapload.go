@@ -71,7 +71,7 @@ func (r *replayer) loadSnapshot(in io.Reader) error {
 		}
 		d := &decoder{b: p[1:]}
 		kind := p[0]
-		if cur != nil && kind != snapBlock && kind != snapGroup && kind != snapGroupPolicy && kind != snapConsumer && kind != snapPending {
+		if cur != nil && kind != snapBlock && kind != snapGroup && kind != snapGroupPolicy && kind != snapConsumer && kind != snapPending && kind != snapExpire {
 			if err := r.finish(cur); err != nil {
 				return err
 			}
@@ -86,7 +86,7 @@ func (r *replayer) loadSnapshot(in io.Reader) error {
 			if cur, err = r.loadStream(d); err != nil {
 				return err
 			}
-		case snapBlock, snapGroup, snapGroupPolicy, snapConsumer, snapPending:
+		case snapBlock, snapGroup, snapGroupPolicy, snapConsumer, snapPending, snapExpire:
 			if cur == nil {
 				return r.corrupt("snapshot record %d outside a stream", kind)
 			}
@@ -202,6 +202,12 @@ func (r *replayer) loadStream(d *decoder) (*loading, error) {
 func (r *replayer) loadPart(c *loading, kind byte, d *decoder) error {
 	s := c.o.s
 	switch kind {
+	case snapExpire:
+		ms := d.varint()
+		if len(c.blocks) > 0 || c.g != nil || c.o.sh != nil || s.expireMs != 0 || ms <= 0 {
+			return r.corrupt("stream %q: an expiry out of place", s.Name())
+		}
+		r.db.setExpiryLocked(s, ms)
 	case snapBlock:
 		if uint64(len(c.blocks)) >= c.nblocks || c.g != nil {
 			return r.corrupt("stream %q: a block out of place", s.Name())

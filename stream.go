@@ -90,8 +90,9 @@ type Stream struct {
 	log *objLog      // records changes in a durable DB; nil in memory
 	was *objLog      // the log it had before it was removed from its DB
 
-	waiters waitList
-	removed bool // removed from its DB: DB calls look the name up again
+	waiters  waitList
+	removed  bool  // removed from its DB: DB calls look the name up again
+	expireMs int64 // when it expires, Unix ms (0: never); written under the DB's lock too (expire.go)
 
 	groups   *radix.Tree // group name → *group; nil until the first group
 	gwaiters []groupWait // readers blocked in ReadGroup ">", in arrival order

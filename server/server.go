@@ -221,9 +221,10 @@ func (s *Server) startLocked(addr string) error {
 	}
 	s.fitMaxClients()
 	s.mu.Unlock()
-	s.wg.Add(2)
+	s.wg.Add(3)
 	go s.acceptLoop(ln)
 	go s.memoryLoop()
+	go s.expireLoop()
 	if s.durable {
 		s.wg.Add(1)
 		go s.persist.cron()
