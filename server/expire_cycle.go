@@ -34,7 +34,8 @@ func (s *Server) expireLoop() {
 // keys it removed.
 func (s *Server) expireCycle(deadline time.Time) int {
 	removed := 0
-	for _, db := range s.dbs {
+	for i := range s.dbs {
+		db := s.db(i)
 		for db.Expiring() > 0 {
 			sampled, n := db.RemoveExpiredSample(s.now(), expireSample)
 			removed += n

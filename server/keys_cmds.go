@@ -112,7 +112,8 @@ func init() {
 			return
 		}
 		c.touched, c.wrote = 1<<numDBs-1, 1<<numDBs-1
-		for _, db := range c.srv.dbs {
+		for i := range c.srv.dbs {
+			db := c.srv.db(i)
 			db.Remove(db.Names("")...)
 		}
 		c.ok()

@@ -52,7 +52,7 @@ func copyCmd(c *conn, args [][]byte) {
 		c.err("ERR source and destination objects are the same")
 		return
 	}
-	to := c.srv.dbs[dbID]
+	to := c.srv.db(int(dbID))
 	// The destination may have expired in its DB (lazy expiry there).
 	to.RemoveExpired(c.srv.now(), dst)
 	bit := uint16(1) << dbID
