@@ -24,7 +24,9 @@ func (s *Server) expireLoop() {
 		case <-s.ctx.Done():
 			return
 		case <-t.C:
-			s.expireCycle(time.Now().Add(expireBudget))
+			if !s.expirePaused.Load() {
+				s.expireCycle(time.Now().Add(expireBudget))
+			}
 		}
 	}
 }

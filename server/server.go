@@ -129,8 +129,10 @@ type Server struct {
 	nodeEntries, nodeBytes int64
 	nodeSizeSet            bool
 
-	clock  clock  // moved by SetTime and FastForward
-	faults faults // set by SetError, FailNext and FailCommand
+	clock clock // moved by SetTime and FastForward
+	// expirePaused stops the active expiry cycle (tests of lazy expiry).
+	expirePaused atomic.Bool
+	faults       faults // set by SetError, FailNext and FailCommand
 
 	clientMem atomic.Int64 // bytes of the clients' buffers (memory.go)
 
