@@ -22,7 +22,7 @@ func TestDiffApproxTrimDefaultLimit(t *testing.T) {
 		}
 		p.do("XTRIM", "s", "MAXLEN", "~", "1")
 		p.do("XLEN", "s")
-		p.do("XADD", "s", "MAXLEN", "~", "0", "*", "f", "v")
+		p.do("XADD", "s", "MAXLEN", "~", "0", "1000-0", "f", "v")
 		p.do("XLEN", "s")
 	}
 }
