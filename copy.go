@@ -31,14 +31,10 @@ func (db *DB) Copy(src string, to *DB, dst string, replace bool) (bool, error) {
 	}
 	// Lock order: the DB's lock, then a stream's (to's, then s's).
 	to.mu.Lock()
-	var j *journal
-	var last uint64
-	if old, ok := to.lookupLocked(dst); ok {
-		if !replace {
-			to.mu.Unlock()
-			return false, nil
-		}
-		j, last = to.removeLocked(old, errRenamedOnto)
+	free, j, last := to.replaceLocked(dst, replace)
+	if !free {
+		to.mu.Unlock()
+		return false, nil
 	}
 	c := to.newStreamLocked(dst)
 	s.mu.RLock()
@@ -53,23 +49,43 @@ func (db *DB) Copy(src string, to *DB, dst string, replace bool) (bool, error) {
 	c.mu.Lock()
 	copyInto(c, s)
 	if s.expireMs != 0 {
-		to.setExpiryLocked(c, s.expireMs)
-		if c.log != nil {
-			c.log.begin(effExpire)
-			c.log.varint(s.expireMs)
-		}
+		to.setExpiryLoggedLocked(c, s.expireMs)
 	}
 	s.runlock()
+	to.insertNewLocked(c, j, last)
+	return true, nil
+}
+
+// replaceLocked makes way for a new stream called name: a stream of that
+// name is removed (its blocked readers treated as by Rename) when replace
+// is set, and free is false when it is not. It returns the journal and
+// LSN of the removal's record (nil: none). The caller holds db.mu.
+func (db *DB) replaceLocked(name string, replace bool) (free bool, j *journal, last uint64) {
+	old, ok := db.lookupLocked(name)
+	if !ok {
+		return true, nil, 0
+	}
+	if !replace {
+		return false, nil, 0
+	}
+	j, last = db.removeLocked(old, errRenamedOnto)
+	return true, j, last
+}
+
+// insertNewLocked commits the record of c, a stream newStreamLocked made
+// and the caller filled, puts it in the DB and releases db.mu and c.mu,
+// then settles the call's records (j and last: those before c's). The
+// caller holds db.mu and c.mu.
+func (db *DB) insertNewLocked(c *Stream, j *journal, last uint64) {
 	jj, lsn := c.unlockDeferred()
-	to.insertLocked(c)
-	to.mu.Unlock()
+	db.insertLocked(c)
+	db.mu.Unlock()
 	if jj != nil {
 		j, last = jj, max(last, lsn)
 	}
 	if j != nil {
 		j.settle(last)
 	}
-	return true, nil
 }
 
 // copyInto gives c, new and empty, s's entries, counters and groups,

@@ -39,6 +39,16 @@ func (db *DB) setExpiryLocked(s *Stream, ms int64) {
 	}
 }
 
+// setExpiryLoggedLocked is setExpiryLocked, with the change logged in a
+// durable DB.
+func (db *DB) setExpiryLoggedLocked(s *Stream, ms int64) {
+	db.setExpiryLocked(s, ms)
+	if l := s.log; l != nil {
+		l.begin(effExpire)
+		l.varint(ms)
+	}
+}
+
 // dropExpiryLocked takes s out of the index; the caller holds db.mu.
 func (db *DB) dropExpiryLocked(s *Stream) {
 	if _, ok := db.exp.set[s]; ok {
@@ -66,11 +76,7 @@ func (db *DB) SetExpiry(name string, at time.Time) error {
 	}
 	s.mu.Lock()
 	if s.expireMs != ms {
-		db.setExpiryLocked(s, ms)
-		if l := s.log; l != nil {
-			l.begin(effExpire)
-			l.varint(ms)
-		}
+		db.setExpiryLoggedLocked(s, ms)
 	}
 	j, lsn := s.unlockDeferred()
 	db.mu.Unlock()

@@ -198,6 +198,22 @@ var commandDocsData = map[string]docSpec{
 			{{key: "name", str: "key"}, {key: "type", str: "key"}, {key: "key_spec_index", num: 0, isNum: true}},
 		},
 	},
+	"restore": {
+		history: [][2]string{
+			{"3.0.0", "Added the `REPLACE` modifier."},
+			{"5.0.0", "Added the `ABSTTL` modifier."},
+			{"5.0.0", "Added the `IDLETIME` and `FREQ` options."},
+		},
+		args: [][]docNode{
+			{{key: "name", str: "key"}, {key: "type", str: "key"}, {key: "key_spec_index", num: 0, isNum: true}},
+			{{key: "name", str: "ttl"}, {key: "type", str: "integer"}},
+			{{key: "name", str: "serialized-value"}, {key: "type", str: "string"}},
+			{{key: "name", str: "replace"}, {key: "type", str: "pure-token"}, {key: "token", str: "REPLACE"}, {key: "since", str: "3.0.0"}, {key: "flags", flags: []string{"optional"}}},
+			{{key: "name", str: "absttl"}, {key: "type", str: "pure-token"}, {key: "token", str: "ABSTTL"}, {key: "since", str: "5.0.0"}, {key: "flags", flags: []string{"optional"}}},
+			{{key: "name", str: "seconds"}, {key: "type", str: "integer"}, {key: "token", str: "IDLETIME"}, {key: "since", str: "5.0.0"}, {key: "flags", flags: []string{"optional"}}},
+			{{key: "name", str: "frequency"}, {key: "type", str: "integer"}, {key: "token", str: "FREQ"}, {key: "since", str: "5.0.0"}, {key: "flags", flags: []string{"optional"}}},
+		},
+	},
 	"object|encoding": {
 		args: [][]docNode{
 			{{key: "name", str: "key"}, {key: "type", str: "key"}, {key: "key_spec_index", num: 0, isNum: true}},

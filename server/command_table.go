@@ -371,6 +371,16 @@ var commandSpecs = map[string]*commandSpec{
 		acl:        "@keyspace @write @fast",
 		specs:      []keySpec{{flags: "RW update", index: 1}},
 	},
+	"restore": {
+		summary:    "Create a key using the provided serialized value, previously obtained using DUMP.",
+		since:      "2.6.0",
+		group:      "generic",
+		complexity: "O(1) to create the new key and additional O(N*M) to reconstruct the serialized value, where N is the number of Redis objects composing the value and M their average size. For small string values the time complexity is thus O(1)+O(1*M) where M is small, so simply O(1). However for sorted set values the complexity is O(N*M*log(N)) because inserting values into sorted sets is O(log(N)).",
+		flags:      "write denyoom",
+		keys:       [3]int{1, 1, 1},
+		acl:        "@keyspace @write @slow @dangerous",
+		specs:      []keySpec{{flags: "OW update", index: 1}},
+	},
 	"object": {
 		summary:    "A container for object introspection commands",
 		since:      "2.2.3",
