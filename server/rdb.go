@@ -177,7 +177,9 @@ func (r *rdbReader) rawID() xstream.ID {
 
 // lzfDecompress decodes LZF data that decodes to n bytes.
 func lzfDecompress(in []byte, n uint64) ([]byte, bool) {
-	if n > 1<<32 {
+	// An input byte makes at most 264/3 output bytes (a 3-byte back
+	// reference of 264): a larger n is a lie, not to be allocated.
+	if n > 88*uint64(len(in)) {
 		return nil, false
 	}
 	out := make([]byte, 0, n)

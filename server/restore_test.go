@@ -2,6 +2,8 @@ package server
 
 import (
 	"testing"
+
+	"github.com/xstreamgo/xstream"
 )
 
 // RESTORE of the DUMP payloads a real Redis 7.0 gives: both servers
@@ -181,4 +183,23 @@ func TestDiffRestoreLegacy(t *testing.T) {
 		p.do("XINFO", "STREAM", key, "FULL")
 		p.do("XINFO", "GROUPS", key)
 	}
+}
+
+// FuzzDecodeStreamDump: no payload makes the decoder panic, and what it
+// accepts is either a consistent image or refused by DB.Restore.
+func FuzzDecodeStreamDump(f *testing.F) {
+	f.Add([]byte(legacyDump([]int{5, 6, 7}, map[int]bool{6: true}, 6, []int{6})))
+	f.Add([]byte(legacyDump([]int{1}, nil, 0, nil)))
+	f.Fuzz(func(t *testing.T, payload []byte) {
+		obj := payload
+		if len(obj) > 10 {
+			obj = obj[:len(obj)-10]
+		}
+		img, err := decodeStreamDump(obj)
+		if err != nil {
+			return
+		}
+		db := xstream.NewDB()
+		db.Restore("s", img, true) // an inconsistent image is an error, never a panic
+	})
 }
