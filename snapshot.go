@@ -62,7 +62,7 @@ const (
 	snapSharded     = 8
 	snapLog         = 9
 	snapGroupPolicy = 10
-	snapExpire      = 11
+	snapExpire      = 13
 )
 
 // pendingBatch is how many pending entries one snapPending record holds.
