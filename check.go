@@ -15,7 +15,7 @@ import (
 // serves tests and the checking of loaded data.
 func (s *Stream) checkLocked() error {
 	if err := s.st.Check(); err != nil {
-		return fmt.Errorf("stream %q: %w", s.name, err)
+		return fmt.Errorf("stream %q: %w", s.Name(), err)
 	}
 	var err error
 	policies := 0
@@ -25,15 +25,15 @@ func (s *Stream) checkLocked() error {
 		}
 		if err == nil {
 			if e := g.checkLocked(); e != nil {
-				err = fmt.Errorf("stream %q, group %q: %w", s.name, g.name, e)
+				err = fmt.Errorf("stream %q, group %q: %w", s.Name(), g.name, e)
 			}
 		}
 	})
 	if err == nil && policies != s.deadPolicies {
-		err = fmt.Errorf("stream %q: %d groups with a dead-letter policy, counted %d", s.name, policies, s.deadPolicies)
+		err = fmt.Errorf("stream %q: %d groups with a dead-letter policy, counted %d", s.Name(), policies, s.deadPolicies)
 	}
 	if e := s.idmp.check(); err == nil && e != nil {
-		err = fmt.Errorf("stream %q: %w", s.name, e)
+		err = fmt.Errorf("stream %q: %w", s.Name(), e)
 	}
 	return err
 }

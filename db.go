@@ -19,6 +19,7 @@ type DB struct {
 	streams *radix.Tree // name → *Stream
 	missing map[string]*waitList
 	sharded map[string]*ShardedStream
+	exp     expiries // the streams with an expiry (expire.go)
 	dur     *durable // the files of a durable DB (Open); nil in memory
 
 	limits    store.Limits // set by SetNodeSize, for the streams made later
@@ -86,10 +87,10 @@ func (db *DB) newStreamLocked(name string) *Stream {
 }
 
 func (db *DB) insertLocked(s *Stream) {
-	db.streams.Insert(s.name, s)
-	if l, ok := db.missing[s.name]; ok {
+	db.streams.Insert(s.Name(), s)
+	if l, ok := db.missing[s.Name()]; ok {
 		l.wake()
-		delete(db.missing, s.name)
+		delete(db.missing, s.Name())
 	}
 }
 
@@ -201,28 +202,43 @@ func (db *DB) Remove(names ...string) int {
 	var j *journal
 	var last uint64
 	for _, name := range names {
-		v, ok := db.streams.Delete(name)
+		v, ok := db.streams.Get(name)
 		if !ok {
 			continue
 		}
 		n++
-		s := v.(*Stream)
-		s.mu.Lock()
-		s.removed = true
-		s.waiters.wake()
-		s.failGroupWaitersLocked(nil, errorf(ErrNoStream, "stream %q was removed", name))
-		if l := s.log; l != nil {
-			l.begin(effRemove)
-			j, last = l.j, max(last, l.commit())
-			s.log, s.was = nil, l // detached: its changes are no longer the DB's
+		if jj, lsn := db.removeLocked(v.(*Stream), errorf(ErrNoStream, "stream %q was removed", name)); jj != nil {
+			j, last = jj, max(last, lsn)
 		}
-		s.mu.Unlock()
 	}
 	db.mu.Unlock()
 	if j != nil {
 		j.settle(last)
 	}
 	return n
+}
+
+// removeLocked takes s out of the DB, as Remove does: its DB.Read
+// readers look at its name again and its ReadGroup readers end with
+// groupErr. It returns the journal and LSN of the removal's record, which
+// the caller settles once it holds no lock (nil in memory). The caller
+// holds db.mu.
+func (db *DB) removeLocked(s *Stream, groupErr error) (*journal, uint64) {
+	db.streams.Delete(s.Name())
+	db.dropExpiryLocked(s)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.removed = true
+	s.waiters.wake()
+	s.failGroupWaitersLocked(nil, groupErr)
+	l := s.log
+	if l == nil {
+		return nil, 0
+	}
+	l.begin(effRemove)
+	lsn := l.commit()
+	s.log, s.was = nil, l // detached: its changes are no longer the DB's
+	return l.j, lsn
 }
 
 // Names returns the names of the streams whose name starts with prefix, in

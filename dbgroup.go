@@ -1,6 +1,9 @@
 package xstream
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // CreateGroup creates a consumer group on the stream called name, as
 // Stream.CreateGroup does. A missing stream is an ErrNoStream error unless
@@ -19,7 +22,9 @@ func (db *DB) CreateGroup(name, group, start string, opts GroupOptions) error {
 	if _, err := opts.entriesRead(); err != nil {
 		return err
 	}
-	if err := (&Stream{name: name, db: db}).checkDeadLetterPolicy(opts.DeadLetter); err != nil {
+	probe := &Stream{db: db}
+	probe.name.Store(&name)
+	if err := probe.checkDeadLetterPolicy(opts.DeadLetter); err != nil {
 		return err
 	}
 	return db.Stream(name).CreateGroup(group, start, opts)
@@ -56,6 +61,28 @@ func (db *DB) ReadGroupDeliveries(ctx context.Context, group, consumer string, a
 
 // readGroup is ReadGroupDeliveries.
 func (db *DB) readGroup(ctx context.Context, group, consumer string, args ReadGroupArgs, streamsAndIDs []string) ([]StreamEntries, [][]Delivery, error) {
+	var deadline time.Time
+	if args.Block > 0 {
+		deadline = time.Now().Add(args.Block) // block timeouts are on the wall clock
+	}
+	for {
+		out, dels, err := db.readGroupOnce(ctx, group, consumer, args, streamsAndIDs)
+		if err != errRenamedOnto {
+			return out, dels, err
+		}
+		// A Rename replaced a stream waited on: look at the names again
+		// for what is left of the wait.
+		if args.Block > 0 {
+			if args.Block = time.Until(deadline); args.Block <= 0 {
+				return nil, nil, nil
+			}
+		}
+	}
+}
+
+// readGroupOnce is readGroup until a Rename replaces a stream it waits on
+// (errRenamedOnto).
+func (db *DB) readGroupOnce(ctx context.Context, group, consumer string, args ReadGroupArgs, streamsAndIDs []string) ([]StreamEntries, [][]Delivery, error) {
 	if err := args.check(); err != nil {
 		return nil, nil, err
 	}
@@ -116,7 +143,7 @@ func (db *DB) readGroup(ctx context.Context, group, consumer string, args ReadGr
 		es, ds := s.readGroupLocked(&l, g, consumer, pos[i], args, now)
 		settle(l.unlockDeferred())
 		if es != nil {
-			out = append(out, StreamEntries{Stream: s.name, Entries: es})
+			out = append(out, StreamEntries{Stream: s.Name(), Entries: es})
 			if args.Claim { // a read without Claim allocates nothing more
 				dels = append(dels, ds)
 			}
@@ -138,7 +165,7 @@ func (db *DB) readGroup(ctx context.Context, group, consumer string, args ReadGr
 		}
 		g, err := s.groupLocked(group)
 		if err == nil && s.removed {
-			err = errorf(ErrNoStream, "stream %q was removed", s.name)
+			err = errorf(ErrNoStream, "stream %q was removed", s.Name())
 		}
 		if err != nil {
 			if w.state.CompareAndSwap(waiting, served) {
@@ -169,5 +196,5 @@ func (db *DB) readGroup(ctx context.Context, group, consumer string, args ReadGr
 	if w.entries == nil {
 		return nil, nil, nil
 	}
-	return []StreamEntries{{Stream: streams[w.stream].name, Entries: w.entries}}, [][]Delivery{newDeliveries(w.entries, args)}, nil
+	return []StreamEntries{{Stream: streams[w.stream].Name(), Entries: w.entries}}, [][]Delivery{newDeliveries(w.entries, args)}, nil
 }

@@ -71,7 +71,7 @@ func (s *Stream) MoveDeadLetters(group string, args DeadLetterArgs) ([]DeadLette
 	case args.To == nil:
 		return nil, errorf(ErrInvalidArgument, "no dead-letter stream given")
 	case args.To == s:
-		return nil, errorf(ErrInvalidArgument, "the dead-letter stream %q is the source stream", s.name)
+		return nil, errorf(ErrInvalidArgument, "the dead-letter stream %q is the source stream", s.Name())
 	}
 
 	var cands []deadCandidate
@@ -107,7 +107,7 @@ func (s *Stream) MoveDeadLetters(group string, args DeadLetterArgs) ([]DeadLette
 
 	var moved []DeadLetter
 	for _, d := range cands {
-		dead, err := args.To.Add(AddArgs{}, deadLetterFields(s.name, group, d.letter, d.fields)...)
+		dead, err := args.To.Add(AddArgs{}, deadLetterFields(s.Name(), group, d.letter, d.fields)...)
 		if err != nil {
 			s.ackMoved(group, moved)
 			return moved, err

@@ -47,7 +47,7 @@ func (s *Stream) checkDeadLetterPolicy(p DeadLetterPolicy) error {
 	if s.db == nil {
 		return errorf(ErrInvalidArgument, "dead-letter policy: the stream is not in a DB (made by NewStream, or a shard's), so it has no stream %q", p.Stream)
 	}
-	if p.Stream == s.name {
+	if p.Stream == s.Name() {
 		return errorf(ErrInvalidArgument, "dead-letter policy: the dead-letter stream %q is the group's own stream", p.Stream)
 	}
 	return nil
@@ -214,7 +214,7 @@ func (l *groupLocks) move(g *group, id ID, rec nack, b *store.Block, flags byte,
 	if c := g.ownerLocked(&rec); c != nil {
 		d.Consumer = c.name
 	}
-	l.dl.appendLocked(dead, deadLetterFields(l.s.name, g.name, d, fields))
+	l.dl.appendLocked(dead, deadLetterFields(l.s.Name(), g.name, d, fields))
 	l.dl.notifyLocked()
 	l.s.deadLetterLocked(g, id)
 	l.moved = true

@@ -497,8 +497,7 @@ func probeDB(db *DB) (dump string, err error) {
 		if err != nil {
 			return "", fmt.Errorf("InfoFull of %q: %w", name, err)
 		}
-		fmt.Fprintf(&b, "stream %q len=%d blocks=%d last=%s maxdel=%s added=%d first=%s\n", name,
-			info.Length, info.RadixTreeKeys, info.LastGeneratedID, info.MaxDeletedEntryID, info.EntriesAdded, info.RecordedFirstEntryID)
+		b.WriteString(streamHeader(name, s, info))
 		for _, e := range info.Entries {
 			fmt.Fprintf(&b, "  %s %q\n", e.ID, e.Fields)
 		}

@@ -19,6 +19,16 @@ import (
 // itself after a reopen: every stream with its entries, counters, groups,
 // consumers and pending entries, and every sharded stream with its shards
 // and records. Times come from the DB's clock, which tests fix.
+// streamHeader is the first line of a stream in dumpDB and probeDB.
+func streamHeader(name string, s *Stream, info StreamInfo) string {
+	var expires int64
+	if at, ok := s.ExpiresAt(); ok {
+		expires = at.UnixMilli()
+	}
+	return fmt.Sprintf("stream %q len=%d blocks=%d last=%s maxdel=%s added=%d first=%s expires=%d\n", name,
+		info.Length, info.RadixTreeKeys, info.LastGeneratedID, info.MaxDeletedEntryID, info.EntriesAdded, info.RecordedFirstEntryID, expires)
+}
+
 func dumpDB(t testing.TB, db *DB) string {
 	t.Helper()
 	var b strings.Builder
@@ -26,8 +36,7 @@ func dumpDB(t testing.TB, db *DB) string {
 		s, _ := db.Lookup(name)
 		info, err := s.InfoFull(0)
 		require.NoError(t, err)
-		fmt.Fprintf(&b, "stream %q len=%d blocks=%d last=%s maxdel=%s added=%d first=%s\n", name,
-			info.Length, info.RadixTreeKeys, info.LastGeneratedID, info.MaxDeletedEntryID, info.EntriesAdded, info.RecordedFirstEntryID)
+		b.WriteString(streamHeader(name, s, info))
 		for _, e := range info.Entries {
 			fmt.Fprintf(&b, "  %s %q\n", e.ID, e.Fields)
 		}

@@ -98,7 +98,7 @@ func (o GroupOptions) entriesRead() (int64, error) {
 
 // noGroup returns the NOGROUP error for group on s.
 func (s *Stream) noGroup(group string) error {
-	return errorf(ErrNoGroup, "stream %q has no consumer group %q", s.name, group)
+	return errorf(ErrNoGroup, "stream %q has no consumer group %q", s.Name(), group)
 }
 
 // groupLocked returns the group called name, or a NOGROUP error.
@@ -153,7 +153,7 @@ func (s *Stream) CreateGroup(name, start string, opts GroupOptions) error {
 	s.mu.Lock()
 	defer s.unlock()
 	if _, err := s.groupLocked(name); err == nil {
-		return errorf(ErrGroupExists, "stream %q already has group %q", s.name, name)
+		return errorf(ErrGroupExists, "stream %q already has group %q", s.Name(), name)
 	}
 	if dollar {
 		id = ID(s.st.LastID())

@@ -172,7 +172,7 @@ func TestDestroyGroupAndConsumers(t *testing.T) {
 func TestReadGroupNew(t *testing.T) {
 	clk := newTestClock(1_700_000_000_000)
 	s := gtStream(t, clk, 5)
-	s.name = "orders"
+	s.name.Store(ptr("orders"))
 	ctx := context.Background()
 	require.NoError(t, s.CreateGroup("g", "0", GroupOptions{}))
 

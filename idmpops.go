@@ -118,7 +118,7 @@ func (r *replayer) idmpEffect(s *Stream, d *decoder) error {
 	case idmpSet:
 		dur, size := d.uvarint(), d.uvarint()
 		if d.err == nil && !validIdmpConfig(dur, size) {
-			return r.corrupt("stream %q: idempotence setting %ds, %d", s.name, dur, size)
+			return r.corrupt("stream %q: idempotence setting %ds, %d", s.Name(), dur, size)
 		}
 		s.idmpConfigLocked(dur, int(size))
 	case idmpTrack:
@@ -128,16 +128,16 @@ func (r *replayer) idmpEffect(s *Stream, d *decoder) error {
 			break
 		}
 		if k.producer == "" || k.iid == "" || ID(s.st.LastID()) != id {
-			return r.corrupt("stream %q: idempotent add of %s (producer %q), the last ID is %s", s.name, id, k.producer, ID(s.st.LastID()))
+			return r.corrupt("stream %q: idempotent add of %s (producer %q), the last ID is %s", s.Name(), id, k.producer, ID(s.st.LastID()))
 		}
 		if held, ok := s.idmpHeld(k); ok && !s.idmp.expired(held.Ms, now) {
-			return r.corrupt("stream %q: idempotent ID of producer %q added while remembered (as %s)", s.name, k.producer, held)
+			return r.corrupt("stream %q: idempotent ID of producer %q added while remembered (as %s)", s.Name(), k.producer, held)
 		}
 		s.idmpTrackLocked(k, id, now)
 	case idmpDuplicate:
 		s.idmpDupLocked()
 	default:
-		return r.corrupt("stream %q: unknown idempotence effect %d", s.name, sub)
+		return r.corrupt("stream %q: unknown idempotence effect %d", s.Name(), sub)
 	}
 	return nil
 }
@@ -226,7 +226,7 @@ func (r *replayer) loadIdmp(c *loading, kind byte, d *decoder) error {
 	if kind == snapIdempotence {
 		dur, size, added, dups, swept, n := d.uvarint(), d.uvarint(), d.varint(), d.varint(), d.uvarint(), d.uvarint()
 		if d.err != nil || s.idmp != nil || !validIdmpConfig(dur, size) || added < 0 || dups < 0 {
-			return r.corrupt("stream %q: idempotence state %ds, %d, %d, %d, %d", s.name, dur, size, added, dups, n)
+			return r.corrupt("stream %q: idempotence state %ds, %d, %d, %d, %d", s.Name(), dur, size, added, dups, n)
 		}
 		st := s.idmpLocked()
 		st.durationMs, st.maxSize, st.added, st.dups, st.sweptMs = dur*1000, int(size), added, dups, swept
@@ -236,7 +236,7 @@ func (r *replayer) loadIdmp(c *loading, kind byte, d *decoder) error {
 	st := s.idmp
 	name, n := d.str(), d.uvarint()
 	if st == nil || c.idmpProducers == 0 || d.err != nil || n == 0 || n > uint64(st.maxSize) || st.producers[name] != nil {
-		return r.corrupt("stream %q: idempotent producer %q out of place", s.name, name)
+		return r.corrupt("stream %q: idempotent producer %q out of place", s.Name(), name)
 	}
 	c.idmpProducers--
 	if st.producers == nil {
@@ -248,7 +248,7 @@ func (r *replayer) loadIdmp(c *loading, kind byte, d *decoder) error {
 	for range n {
 		iid, id := d.str(), d.id()
 		if _, dup := p.ids[iid]; d.err != nil || dup || iid == "" || id.Less(last) {
-			return r.corrupt("stream %q: idempotent producer %q: bad ID", s.name, name)
+			return r.corrupt("stream %q: idempotent producer %q: bad ID", s.Name(), name)
 		}
 		p.push(iid, id, st.maxSize)
 		st.tracked++

@@ -63,6 +63,8 @@ const (
 	effGroupPolicy    = 25 // max deliveries (signed, 0: none), dead-letter stream name: the group's dead-letter policy
 	effDeadLetter     = 26 // id: moved to the dead-letter stream by the group's policy, no longer pending
 	effIdempotence    = 27 // sub-kind, values: idempotent production (idmpops.go)
+	effRename         = 28 // name: the stream's new name in the DB (Rename); a stream it replaced was removed before
+	effExpire         = 29 // ms (signed): when the stream expires, Unix ms (0: never)
 
 	effCreateSharded = 32 // name, retention ms, created ms: a sharded stream of the DB
 	effShardCreate   = 33 // object, start key, end key (two uint64 each), parent+1, adjacent+1, created ms, open position

@@ -375,14 +375,32 @@ func (r *replayer) streamEffect(o *robj, s *Stream, d *decoder, st *streamState)
 	}
 	switch kind {
 	case effRemove:
-		if v, ok := r.db.streams.Get(s.name); !ok || v.(*Stream) != s || o.sh != nil {
-			return r.corrupt("removal of stream %q, which is not in the DB", s.name)
+		if v, ok := r.db.streams.Get(s.Name()); !ok || v.(*Stream) != s || o.sh != nil {
+			return r.corrupt("removal of stream %q, which is not in the DB", s.Name())
 		}
-		r.db.streams.Delete(s.name)
+		r.db.streams.Delete(s.Name())
+		r.db.dropExpiryLocked(s)
 		o.dead = true
 		if len(d.b) > 0 {
 			return r.corrupt("effects after a removal")
 		}
+	case effExpire:
+		ms := d.varint()
+		if ms < 0 {
+			return r.corrupt("stream %q expires at %d", s.Name(), ms)
+		}
+		r.db.setExpiryLocked(s, ms)
+	case effRename:
+		name := d.str()
+		if v, ok := r.db.streams.Get(s.Name()); !ok || v.(*Stream) != s || o.sh != nil {
+			return r.corrupt("rename of stream %q, which is not in the DB", s.Name())
+		}
+		if _, ok := r.db.streams.Get(name); ok {
+			return r.corrupt("rename of stream %q to %q, which exists", s.Name(), name)
+		}
+		r.db.streams.Delete(s.Name())
+		s.name.Store(&name)
+		r.db.insertLocked(s)
 	case effAppend:
 		last := ID(s.st.LastID())
 		id, ok := d.idAfter(last)
@@ -548,11 +566,11 @@ func (r *replayer) streamEffect(o *robj, s *Stream, d *decoder, st *streamState)
 		return r.idmpEffect(s, d)
 	case effShardTrimmed:
 		if o.sh == nil {
-			return r.corrupt("retention effect on stream %q, which is not a shard's", s.name)
+			return r.corrupt("retention effect on stream %q, which is not a shard's", s.Name())
 		}
 		o.sh.setTrimmedLocked(d.id())
 	default:
-		return r.corrupt("unknown effect %d on stream %q", kind, s.name)
+		return r.corrupt("unknown effect %d on stream %q", kind, s.Name())
 	}
 	return nil
 }

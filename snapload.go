@@ -73,7 +73,7 @@ func (r *replayer) loadSnapshot(in io.Reader) error {
 		}
 		d := &decoder{b: p[1:]}
 		kind := p[0]
-		if cur != nil && kind != snapBlock && kind != snapGroup && kind != snapGroupPolicy && kind != snapConsumer && kind != snapPending && kind != snapIdempotence && kind != snapIdmpProducer {
+		if cur != nil && kind != snapBlock && kind != snapGroup && kind != snapGroupPolicy && kind != snapConsumer && kind != snapPending && kind != snapIdempotence && kind != snapIdmpProducer && kind != snapExpire {
 			if err := r.finish(cur); err != nil {
 				return err
 			}
@@ -88,7 +88,7 @@ func (r *replayer) loadSnapshot(in io.Reader) error {
 			if cur, err = r.loadStream(d); err != nil {
 				return err
 			}
-		case snapBlock, snapGroup, snapGroupPolicy, snapConsumer, snapPending, snapIdempotence, snapIdmpProducer:
+		case snapBlock, snapGroup, snapGroupPolicy, snapConsumer, snapPending, snapIdempotence, snapIdmpProducer, snapExpire:
 			if cur == nil {
 				return r.corrupt("snapshot record %d outside a stream", kind)
 			}
@@ -182,8 +182,8 @@ func (r *replayer) loadStream(d *decoder) (*loading, error) {
 		}
 		o.sh = so.ss.shards[num]
 		o.s = o.sh.s
-		if o.s.name != name {
-			return nil, r.corrupt("shard stream %q for shard %s", name, o.s.name)
+		if o.s.Name() != name {
+			return nil, r.corrupt("shard stream %q for shard %s", name, o.s.Name())
 		}
 		o.sh.trimmed = trimmed
 	default:
@@ -208,21 +208,27 @@ func (r *replayer) loadPart(c *loading, kind byte, d *decoder) error {
 			return err
 		}
 		if c.groups != 0 || uint64(len(c.blocks)) != c.nblocks {
-			return r.corrupt("stream %q: idempotence state before its blocks and groups", s.name)
+			return r.corrupt("stream %q: idempotence state before its blocks and groups", s.Name())
 		}
 		return r.loadIdmp(c, kind, d)
 	}
 	switch kind {
+	case snapExpire:
+		ms := d.varint()
+		if len(c.blocks) > 0 || c.g != nil || c.o.sh != nil || s.expireMs != 0 || ms <= 0 {
+			return r.corrupt("stream %q: an expiry out of place", s.Name())
+		}
+		r.db.setExpiryLocked(s, ms)
 	case snapBlock:
 		if uint64(len(c.blocks)) >= c.nblocks || c.g != nil {
-			return r.corrupt("stream %q: a block out of place", s.name)
+			return r.corrupt("stream %q: a block out of place", s.Name())
 		}
 		var rb store.RawBlock
 		hdr, nmast, live := d.uvarint(), d.uvarint(), d.uvarint()
 		rb.Last = sid(d.id())
 		n := d.uvarint()
 		if d.err != nil || hdr > 1<<31 || nmast > 1<<31 || live > n || n > uint64(len(d.b))/4 {
-			return r.corrupt("stream %q: bad block header", s.name)
+			return r.corrupt("stream %q: bad block header", s.Name())
 		}
 		rb.Hdr, rb.Nmast, rb.Live = int32(hdr), int32(nmast), int32(live)
 		rb.Offs = make([]uint32, n)
@@ -233,7 +239,7 @@ func (r *replayer) loadPart(c *loading, kind byte, d *decoder) error {
 		d.b = nil
 		b, err := store.FromRaw(rb)
 		if err != nil {
-			return r.corrupt("stream %q, block %d: %v", s.name, len(c.blocks), err)
+			return r.corrupt("stream %q, block %d: %v", s.Name(), len(c.blocks), err)
 		}
 		c.blocks = append(c.blocks, b)
 	case snapGroup:
@@ -241,26 +247,26 @@ func (r *replayer) loadPart(c *loading, kind byte, d *decoder) error {
 			return err
 		}
 		if uint64(len(c.blocks)) != c.nblocks {
-			return r.corrupt("stream %q: %d blocks, it said %d", s.name, len(c.blocks), c.nblocks)
+			return r.corrupt("stream %q: %d blocks, it said %d", s.Name(), len(c.blocks), c.nblocks)
 		}
 		if c.groups == 0 {
-			return r.corrupt("stream %q: more groups than it said", s.name)
+			return r.corrupt("stream %q: more groups than it said", s.Name())
 		}
 		c.groups--
 		name, last, read := d.str(), d.id(), d.varint()
 		c.ncons, c.npend = d.uvarint(), d.uvarint()
 		if _, err := s.groupLocked(name); err == nil || read < entriesReadUnknown {
-			return r.corrupt("stream %q: group %q", s.name, name)
+			return r.corrupt("stream %q: group %q", s.Name(), name)
 		}
 		c.g, c.cons = s.createGroupLocked(name, last, read), nil
 	case snapGroupPolicy:
 		if c.g == nil || len(c.cons) != 0 || c.g.dead != (DeadLetterPolicy{}) || c.g.deadLettered != 0 {
-			return r.corrupt("stream %q: a dead-letter policy out of place", s.name)
+			return r.corrupt("stream %q: a dead-letter policy out of place", s.Name())
 		}
 		p := DeadLetterPolicy{MaxDeliveries: d.varint(), Stream: d.str()}
 		n := d.varint()
 		if p != (DeadLetterPolicy{}) && p.check() != nil || n < 0 {
-			return r.corrupt("stream %q, group %q: dead-letter policy %+v, %d moved", s.name, c.g.name, p, n)
+			return r.corrupt("stream %q, group %q: dead-letter policy %+v, %d moved", s.Name(), c.g.name, p, n)
 		}
 		if p != (DeadLetterPolicy{}) {
 			s.setDeadLetterPolicyLocked(c.g, p)
@@ -268,33 +274,33 @@ func (r *replayer) loadPart(c *loading, kind byte, d *decoder) error {
 		s.loadDeadLetteredLocked(c.g, n)
 	case snapConsumer:
 		if c.g == nil || c.ncons == 0 {
-			return r.corrupt("stream %q: a consumer out of place", s.name)
+			return r.corrupt("stream %q: a consumer out of place", s.Name())
 		}
 		c.ncons--
 		name, seen, active := d.str(), d.varint(), d.varint()
 		cn, created := s.consumerLocked(c.g, name)
 		if !created {
-			return r.corrupt("stream %q, group %q: consumer %q twice", s.name, c.g.name, name)
+			return r.corrupt("stream %q, group %q: consumer %q twice", s.Name(), c.g.name, name)
 		}
 		s.seeConsumerLocked(c.g, cn, seen)
 		s.activateConsumerLocked(c.g, cn, active)
 		c.cons = append(c.cons, cn)
 	case snapPending:
 		if c.g == nil || c.ncons != 0 {
-			return r.corrupt("stream %q: pending entries out of place", s.name)
+			return r.corrupt("stream %q: pending entries out of place", s.Name())
 		}
 		n := d.uvarint()
 		if n > c.npend || n > uint64(len(d.b)) {
-			return r.corrupt("stream %q, group %q: %d pending entries", s.name, c.g.name, n)
+			return r.corrupt("stream %q, group %q: %d pending entries", s.Name(), c.g.name, n)
 		}
 		c.npend -= n
 		for range n {
 			id, ms, count, owner := d.id(), d.varint(), d.varint(), d.uvarint()
 			if d.err != nil || owner > uint64(len(c.cons)) {
-				return r.corrupt("stream %q, group %q: bad pending entry", s.name, c.g.name)
+				return r.corrupt("stream %q, group %q: bad pending entry", s.Name(), c.g.name)
 			}
 			if _, dup := c.g.pendingLocked(id); dup {
-				return r.corrupt("stream %q, group %q: %s pending twice", s.name, c.g.name, id)
+				return r.corrupt("stream %q, group %q: %s pending twice", s.Name(), c.g.name, id)
 			}
 			if owner == 0 {
 				s.giveBackLocked(c.g, id, count)
@@ -309,10 +315,10 @@ func (r *replayer) loadPart(c *loading, kind byte, d *decoder) error {
 // restoreBlocks gives the stream its blocks, once all are read.
 func (r *replayer) restoreBlocks(c *loading) error {
 	if uint64(len(c.blocks)) != c.nblocks {
-		return r.corrupt("stream %q: %d blocks, it said %d", c.o.s.name, len(c.blocks), c.nblocks)
+		return r.corrupt("stream %q: %d blocks, it said %d", c.o.s.Name(), len(c.blocks), c.nblocks)
 	}
 	if err := c.o.s.st.Restore(c.blocks, c.st); err != nil {
-		return r.corrupt("stream %q: %v", c.o.s.name, err)
+		return r.corrupt("stream %q: %v", c.o.s.Name(), err)
 	}
 	c.blocks = nil
 	return nil
@@ -321,7 +327,7 @@ func (r *replayer) restoreBlocks(c *loading) error {
 // endGroup checks that the group being read is complete.
 func (r *replayer) endGroup(c *loading) error {
 	if c.g != nil && (c.ncons != 0 || c.npend != 0) {
-		return r.corrupt("stream %q, group %q: consumers or pending entries missing", c.o.s.name, c.g.name)
+		return r.corrupt("stream %q, group %q: consumers or pending entries missing", c.o.s.Name(), c.g.name)
 	}
 	c.g = nil
 	return nil
@@ -336,7 +342,7 @@ func (r *replayer) finish(c *loading) error {
 		return err
 	}
 	if c.groups != 0 || c.idmpProducers != 0 {
-		return r.corrupt("stream %q: %d groups, %d idempotent producers missing", c.o.s.name, c.groups, c.idmpProducers)
+		return r.corrupt("stream %q: %d groups, %d idempotent producers missing", c.o.s.Name(), c.groups, c.idmpProducers)
 	}
 	return nil
 }

@@ -39,6 +39,8 @@ import (
 //	             right after the snapGroup of a group with a dead-letter
 //	             policy or dead letters (none otherwise, so that a DB
 //	             that never used the policy keeps the format of before)
+//	snapExpire   ms: when the stream expires, right after the snapStream
+//	             of a stream with an expiry (none otherwise)
 //	snapConsumer name, seen ms, active ms
 //	snapPending  n, n × (ID, delivery ms, count, owner: 0 none, i+1 the
 //	             group's i-th consumer)
@@ -63,6 +65,7 @@ const (
 
 	snapIdempotence  = 11 // after the groups (see idmpops.go)
 	snapIdmpProducer = 12
+	snapExpire       = 13
 )
 
 // pendingBatch is how many pending entries one snapPending record holds.
@@ -102,6 +105,7 @@ type streamCopy struct {
 	gone     bool
 	trimmed  ID // of a shard's stream: what retention dropped
 	idmp     *idmpCopy
+	expireMs int64 // when it expires (0: never)
 }
 
 type groupCopy struct {
@@ -130,7 +134,7 @@ type pendingCopy struct {
 func copyStream(s *Stream) streamCopy {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	c := streamCopy{name: s.name}
+	c := streamCopy{name: s.Name()}
 	if s.log == nil {
 		// Removed since the listing.
 		c.gone = true
@@ -140,6 +144,7 @@ func copyStream(s *Stream) streamCopy {
 		return c
 	}
 	c.obj, c.lsn = s.log.obj, s.log.lsn
+	c.expireMs = s.expireMs
 	c.st = s.st.State()
 	c.blocks = make([]store.RawBlock, s.st.NumBlocks())
 	for i := range c.blocks {
@@ -188,6 +193,13 @@ func (w *snapWriter) writeStream(c *streamCopy) error {
 	w.uvarint(uint64(len(c.groups)))
 	if err := w.end(); err != nil {
 		return err
+	}
+	if c.expireMs != 0 {
+		w.begin(snapExpire)
+		w.varint(c.expireMs)
+		if err := w.end(); err != nil {
+			return err
+		}
 	}
 	for _, b := range c.blocks {
 		w.begin(snapBlock)

@@ -83,15 +83,16 @@ func newConfig(opts []Option) config {
 // with NewStream, or through a DB. A Stream is safe for concurrent use.
 type Stream struct {
 	mu   sync.RWMutex
-	name string
+	name atomic.Pointer[string] // changed only by DB.Rename, under the DB's and the stream's locks
 	cfg  config
 
 	st  store.Blocks // the entries; changed only by the operations of ops.go
 	log *objLog      // records changes in a durable DB; nil in memory
 	was *objLog      // the log it had before it was removed from its DB
 
-	waiters waitList
-	removed bool // removed from its DB: DB calls look the name up again
+	waiters  waitList
+	removed  bool  // removed from its DB: DB calls look the name up again
+	expireMs int64 // when it expires, Unix ms (0: never); written under the DB's lock too (expire.go)
 
 	groups   *radix.Tree // group name → *group; nil until the first group
 	gwaiters []groupWait // readers blocked in ReadGroup ">", in arrival order
@@ -115,7 +116,8 @@ func NewStream(opts ...Option) *Stream {
 
 // newStream makes every Stream: alone, in a DB or as a shard.
 func newStream(name string, cfg config) *Stream {
-	s := &Stream{name: name, cfg: cfg, rank: streamRanks.Add(1)}
+	s := &Stream{cfg: cfg, rank: streamRanks.Add(1)}
+	s.name.Store(&name)
 	s.st.SetLimits(cfg.limits)
 	if testHookNewStream != nil {
 		testHookNewStream(s)
@@ -128,8 +130,13 @@ func newStream(name string, cfg config) *Stream {
 var testHookNewStream func(*Stream)
 
 // Name returns the stream's name in its DB, or "" for a stream made by
-// NewStream.
-func (s *Stream) Name() string { return s.name }
+// NewStream. A DB.Rename changes it. Safe for concurrent use, O(1).
+func (s *Stream) Name() string {
+	if p := s.name.Load(); p != nil {
+		return *p
+	}
+	return "" // a Stream literal of the package, used for its checks
+}
 
 // Len returns the number of entries in the stream. It is O(1).
 func (s *Stream) Len() int64 {
@@ -346,10 +353,10 @@ func (s *Stream) exhausted() error {
 // namePrefix returns "name: " for messages, or "" for a stream without a
 // name.
 func (s *Stream) namePrefix() string {
-	if s.name == "" {
+	if s.Name() == "" {
 		return ""
 	}
-	return s.name + ": "
+	return s.Name() + ": "
 }
 
 // notifyLocked serves the readers waiting for new entries: blocked group

@@ -272,7 +272,7 @@ func configSet(c *conn, args [][]byte) {
 	}
 	s.nodeSizeSet = s.nodeSizeSet || node
 	entries, bytes := s.nodeEntries, s.nodeBytes
-	dbs := s.dbs
+	dbs := s.dbList()
 	s.mu.Unlock()
 	if node {
 		for _, db := range dbs {

@@ -114,6 +114,106 @@ var commandDocsData = map[string]docSpec{
 			{{key: "name", str: "key"}, {key: "type", str: "key"}, {key: "key_spec_index", num: 0, isNum: true}},
 		},
 	},
+	"rename": {
+		args: [][]docNode{
+			{{key: "name", str: "key"}, {key: "type", str: "key"}, {key: "key_spec_index", num: 0, isNum: true}},
+			{{key: "name", str: "newkey"}, {key: "type", str: "key"}, {key: "key_spec_index", num: 1, isNum: true}},
+		},
+	},
+	"renamenx": {
+		history: [][2]string{
+			{"3.2.0", "The command no longer returns an error when source and destination names are the same."},
+		},
+		args: [][]docNode{
+			{{key: "name", str: "key"}, {key: "type", str: "key"}, {key: "key_spec_index", num: 0, isNum: true}},
+			{{key: "name", str: "newkey"}, {key: "type", str: "key"}, {key: "key_spec_index", num: 1, isNum: true}},
+		},
+	},
+	"copy": {
+		args: [][]docNode{
+			{{key: "name", str: "source"}, {key: "type", str: "key"}, {key: "key_spec_index", num: 0, isNum: true}},
+			{{key: "name", str: "destination"}, {key: "type", str: "key"}, {key: "key_spec_index", num: 1, isNum: true}},
+			{{key: "name", str: "destination-db"}, {key: "type", str: "integer"}, {key: "token", str: "DB"}, {key: "flags", flags: []string{"optional"}}},
+			{{key: "name", str: "replace"}, {key: "type", str: "pure-token"}, {key: "token", str: "REPLACE"}, {key: "flags", flags: []string{"optional"}}},
+		},
+	},
+	"swapdb": {
+		args: [][]docNode{
+			{{key: "name", str: "index1"}, {key: "type", str: "integer"}},
+			{{key: "name", str: "index2"}, {key: "type", str: "integer"}},
+		},
+	},
+	"expire": {
+		history: [][2]string{
+			{"7.0.0", "Added options: `NX`, `XX`, `GT` and `LT`."},
+		},
+		args: [][]docNode{
+			{{key: "name", str: "key"}, {key: "type", str: "key"}, {key: "key_spec_index", num: 0, isNum: true}},
+			{{key: "name", str: "seconds"}, {key: "type", str: "integer"}},
+			{{key: "name", str: "condition"}, {key: "type", str: "oneof"}, {key: "since", str: "7.0.0"}, {key: "flags", flags: []string{"optional"}}, {key: "arguments", args: [][]docNode{{{key: "name", str: "nx"}, {key: "type", str: "pure-token"}, {key: "token", str: "NX"}}, {{key: "name", str: "xx"}, {key: "type", str: "pure-token"}, {key: "token", str: "XX"}}, {{key: "name", str: "gt"}, {key: "type", str: "pure-token"}, {key: "token", str: "GT"}}, {{key: "name", str: "lt"}, {key: "type", str: "pure-token"}, {key: "token", str: "LT"}}}}},
+		},
+	},
+	"pexpire": {
+		history: [][2]string{
+			{"7.0.0", "Added options: `NX`, `XX`, `GT` and `LT`."},
+		},
+		args: [][]docNode{
+			{{key: "name", str: "key"}, {key: "type", str: "key"}, {key: "key_spec_index", num: 0, isNum: true}},
+			{{key: "name", str: "milliseconds"}, {key: "type", str: "integer"}},
+			{{key: "name", str: "condition"}, {key: "type", str: "oneof"}, {key: "since", str: "7.0.0"}, {key: "flags", flags: []string{"optional"}}, {key: "arguments", args: [][]docNode{{{key: "name", str: "nx"}, {key: "type", str: "pure-token"}, {key: "token", str: "NX"}}, {{key: "name", str: "xx"}, {key: "type", str: "pure-token"}, {key: "token", str: "XX"}}, {{key: "name", str: "gt"}, {key: "type", str: "pure-token"}, {key: "token", str: "GT"}}, {{key: "name", str: "lt"}, {key: "type", str: "pure-token"}, {key: "token", str: "LT"}}}}},
+		},
+	},
+	"expireat": {
+		history: [][2]string{
+			{"7.0.0", "Added options: `NX`, `XX`, `GT` and `LT`."},
+		},
+		args: [][]docNode{
+			{{key: "name", str: "key"}, {key: "type", str: "key"}, {key: "key_spec_index", num: 0, isNum: true}},
+			{{key: "name", str: "unix-time-seconds"}, {key: "type", str: "unix-time"}},
+			{{key: "name", str: "condition"}, {key: "type", str: "oneof"}, {key: "since", str: "7.0.0"}, {key: "flags", flags: []string{"optional"}}, {key: "arguments", args: [][]docNode{{{key: "name", str: "nx"}, {key: "type", str: "pure-token"}, {key: "token", str: "NX"}}, {{key: "name", str: "xx"}, {key: "type", str: "pure-token"}, {key: "token", str: "XX"}}, {{key: "name", str: "gt"}, {key: "type", str: "pure-token"}, {key: "token", str: "GT"}}, {{key: "name", str: "lt"}, {key: "type", str: "pure-token"}, {key: "token", str: "LT"}}}}},
+		},
+	},
+	"pexpireat": {
+		history: [][2]string{
+			{"7.0.0", "Added options: `NX`, `XX`, `GT` and `LT`."},
+		},
+		args: [][]docNode{
+			{{key: "name", str: "key"}, {key: "type", str: "key"}, {key: "key_spec_index", num: 0, isNum: true}},
+			{{key: "name", str: "unix-time-milliseconds"}, {key: "type", str: "unix-time"}},
+			{{key: "name", str: "condition"}, {key: "type", str: "oneof"}, {key: "since", str: "7.0.0"}, {key: "flags", flags: []string{"optional"}}, {key: "arguments", args: [][]docNode{{{key: "name", str: "nx"}, {key: "type", str: "pure-token"}, {key: "token", str: "NX"}}, {{key: "name", str: "xx"}, {key: "type", str: "pure-token"}, {key: "token", str: "XX"}}, {{key: "name", str: "gt"}, {key: "type", str: "pure-token"}, {key: "token", str: "GT"}}, {{key: "name", str: "lt"}, {key: "type", str: "pure-token"}, {key: "token", str: "LT"}}}}},
+		},
+	},
+	"expiretime": {
+		args: [][]docNode{
+			{{key: "name", str: "key"}, {key: "type", str: "key"}, {key: "key_spec_index", num: 0, isNum: true}},
+		},
+	},
+	"pexpiretime": {
+		args: [][]docNode{
+			{{key: "name", str: "key"}, {key: "type", str: "key"}, {key: "key_spec_index", num: 0, isNum: true}},
+		},
+	},
+	"persist": {
+		args: [][]docNode{
+			{{key: "name", str: "key"}, {key: "type", str: "key"}, {key: "key_spec_index", num: 0, isNum: true}},
+		},
+	},
+	"restore": {
+		history: [][2]string{
+			{"3.0.0", "Added the `REPLACE` modifier."},
+			{"5.0.0", "Added the `ABSTTL` modifier."},
+			{"5.0.0", "Added the `IDLETIME` and `FREQ` options."},
+		},
+		args: [][]docNode{
+			{{key: "name", str: "key"}, {key: "type", str: "key"}, {key: "key_spec_index", num: 0, isNum: true}},
+			{{key: "name", str: "ttl"}, {key: "type", str: "integer"}},
+			{{key: "name", str: "serialized-value"}, {key: "type", str: "string"}},
+			{{key: "name", str: "replace"}, {key: "type", str: "pure-token"}, {key: "token", str: "REPLACE"}, {key: "since", str: "3.0.0"}, {key: "flags", flags: []string{"optional"}}},
+			{{key: "name", str: "absttl"}, {key: "type", str: "pure-token"}, {key: "token", str: "ABSTTL"}, {key: "since", str: "5.0.0"}, {key: "flags", flags: []string{"optional"}}},
+			{{key: "name", str: "seconds"}, {key: "type", str: "integer"}, {key: "token", str: "IDLETIME"}, {key: "since", str: "5.0.0"}, {key: "flags", flags: []string{"optional"}}},
+			{{key: "name", str: "frequency"}, {key: "type", str: "integer"}, {key: "token", str: "FREQ"}, {key: "since", str: "5.0.0"}, {key: "flags", flags: []string{"optional"}}},
+		},
+	},
 	"object|encoding": {
 		args: [][]docNode{
 			{{key: "name", str: "key"}, {key: "type", str: "key"}, {key: "key_spec_index", num: 0, isNum: true}},

@@ -644,7 +644,7 @@ func (c *conn) logBarrier() error {
 	}
 	for m := touched; m != 0; m &= m - 1 {
 		i := bits.TrailingZeros16(m)
-		if err := c.srv.dbs[i].Flush(); err != nil && wrote&(1<<i) != 0 {
+		if err := c.srv.db(i).Flush(); err != nil && wrote&(1<<i) != 0 {
 			return &logError{db: i, err: err}
 		}
 	}

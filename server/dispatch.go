@@ -219,6 +219,7 @@ const timeSample = 16
 // call runs cmd, noting the DB it runs on for the log barrier (see
 // logBarrier).
 func (c *conn) call(cmd *command, args [][]byte) {
+	c.expireKeys(cmd, args)
 	bit := uint16(1) << c.db
 	c.touched |= bit
 	if cmd.write {

@@ -28,7 +28,8 @@
 // # Durability
 //
 // With Options.Dir (xstream-server -dir) the databases are durable
-// xstream DBs (xstream.Open), database i in the directory Dir/i, with
+// xstream DBs (xstream.Open), database i in the directory Dir/i (after
+// a SWAPDB, the one Dir/dbmap names), with
 // Options.AppendFsync as their sync policy (-appendfsync always, everysec
 // or no, as Redis's). Start loads them before it listens; Shutdown and
 // Close close them, which syncs their logs. As Redis writes its AOF before

@@ -3,6 +3,9 @@ package server
 import (
 	"strconv"
 	"strings"
+	"time"
+
+	"github.com/xstreamgo/xstream"
 )
 
 // Commands about keys and databases.
@@ -45,18 +48,6 @@ func init() {
 			c.simple("none")
 		}
 	})
-	// No key expires here: TTL and PTTL answer -1 (no expiry) for a key
-	// that exists and -2 for one that does not, as Redis does for keys
-	// without a TTL.
-	ttl := func(c *conn, args [][]byte) {
-		if _, ok := c.lookupStream(args[1]); ok {
-			c.int(-1)
-		} else {
-			c.int(-2)
-		}
-	}
-	register("ttl", 2, ttl)
-	register("pttl", 2, ttl)
 	register("object|encoding", 3, func(c *conn, args [][]byte) {
 		if _, ok := c.lookupStream(args[2]); ok {
 			c.bulk("stream")
@@ -121,7 +112,8 @@ func init() {
 			return
 		}
 		c.touched, c.wrote = 1<<numDBs-1, 1<<numDBs-1
-		for _, db := range c.srv.dbs {
+		for i := range c.srv.dbs {
+			db := c.srv.db(i)
 			db.Remove(db.Names("")...)
 		}
 		c.ok()
@@ -137,18 +129,36 @@ func (c *conn) flushArgs(args [][]byte) bool {
 	return true
 }
 
+// matchKeys returns the keys of the connection's DB that match pattern
+// and have not expired (KEYS and SCAN skip an expired key, as Redis's do).
 func (c *conn) matchKeys(pattern string) []string {
-	all := c.mustDB().Names("")
-	if pattern == "*" {
+	db := c.mustDB()
+	all := db.Names("")
+	expiring := db.Expiring() > 0
+	if pattern == "*" && !expiring {
 		return all
 	}
+	now := c.srv.now()
 	out := all[:0]
 	for _, k := range all {
-		if globMatch(pattern, k) {
-			out = append(out, k)
+		if !globMatch(pattern, k) {
+			continue
 		}
+		if expiring {
+			if s, ok := db.Lookup(k); !ok || expired(s, now) {
+				continue
+			}
+		}
+		out = append(out, k)
 	}
 	return out
+}
+
+// expired tells whether s's expiry has passed at now (to the
+// millisecond: a key is still there at its expiry time, as in Redis).
+func expired(s *xstream.Stream, now time.Time) bool {
+	at, ok := s.ExpiresAt()
+	return ok && at.UnixMilli() < now.UnixMilli()
 }
 
 // scan returns every matching key in one call, with cursor 0: a full

@@ -103,7 +103,7 @@ func (p *persistence) init(s *Server) {
 func (s *Server) snapshotDB(i int) error {
 	s.persist.dbMu[i].Lock()
 	defer s.persist.dbMu[i].Unlock()
-	db := s.dbs[i]
+	db := s.db(i)
 	if err := db.Flush(); err != nil {
 		return err
 	}
@@ -427,7 +427,7 @@ func (p *persistence) dbInfo(i int) xstream.PersistenceInfo {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.snapping[i] == 0 {
-		p.info[i], _ = p.srv.dbs[i].Persistence()
+		p.info[i], _ = p.srv.db(i).Persistence()
 	}
 	return p.info[i]
 }

@@ -409,7 +409,7 @@ func TestMisconf(t *testing.T) {
 		if i == 0 && failing.Load() {
 			return full
 		}
-		return srv.dbs[i].Err()
+		return srv.db(i).Err()
 	}
 	startT(t, srv)
 	c := newClient(t, srv.Addr())

@@ -93,7 +93,7 @@ func (c *conn) claimedStreamEntries(out []xstream.StreamEntries, dels [][]xstrea
 	}
 }
 
-func (c *conn) mustDB() *xstream.DB { return c.srv.dbs[c.db] }
+func (c *conn) mustDB() *xstream.DB { return c.srv.db(c.db) }
 
 // lookupStream returns the stream called by args[i], if it exists.
 func (c *conn) lookupStream(name []byte) (*xstream.Stream, bool) {

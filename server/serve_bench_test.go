@@ -52,6 +52,15 @@ func BenchmarkServe(b *testing.B) {
 		{"XCLAIM-10+XACK-10", resp(append(append([]string{"XCLAIM", "bench", "g", "c", "0"}, benchIDs(10)...), "FORCE", "JUSTID")...) +
 			resp(append([]string{"XACK", "bench", "g"}, benchIDs(10)...)...), pendingTen},
 		{"PING", resp("PING"), nil},
+		// XRANGE-COUNT-10 with another key expiring in the DB: each
+		// command then looks its key up for lazy expiry (expireKeys);
+		// against XRANGE-COUNT-10, the cost of that look-up.
+		{"XRANGE-COUNT-10-expiring", resp("XRANGE", "bench", "50000", "+", "COUNT", "10"), func(srv *Server) {
+			fill(srv)
+			db := srv.DB(0)
+			db.Add("other", xstream.AddArgs{}, xstream.Fields("f", "v")...)
+			db.SetExpiry("other", time.Now().Add(time.Hour))
+		}},
 		// A durable server (Dir, everysec): the log is written to the OS
 		// before each batch's replies, here every 64 KiB of requests.
 		{"XADD-durable", resp("XADD", "bench", "*", "sensor-id", "1234", "temperature", "19.8"), nil},

@@ -66,7 +66,8 @@ type Options struct {
 	// Server.FastForward move the time without one.
 	Clock func() time.Time
 	// Dir, when not "", keeps the databases on disk: database i (SELECT
-	// i) is the durable xstream DB of the subdirectory Dir/i, which Start
+	// i) is the durable xstream DB of the subdirectory Dir/i (after a
+	// SWAPDB, the one the file Dir/dbmap names), which Start
 	// opens (creating it when needed) and Close and Shutdown close. A
 	// server started again on the same Dir has every change that reached
 	// the log. "" keeps everything in memory.
@@ -88,10 +89,11 @@ const numDBs = 16
 type Server struct {
 	opts    Options
 	dbOpts  []xstream.Option
-	dbs     [numDBs]*xstream.DB
-	durable bool                   // the DBs are kept in opts.Dir
-	ln      net.Listener           // guarded by mu
-	addr    atomic.Pointer[string] // the address listened on, from Start on
+	dbs     [numDBs]atomic.Pointer[xstream.DB] // swapped by SWAPDB (swapdb.go)
+	dirOf   [numDBs]int                        // of a durable server: DB i is kept in Dir/dirOf[i] (swapdb.go)
+	durable bool                               // the DBs are kept in opts.Dir
+	ln      net.Listener                       // guarded by mu
+	addr    atomic.Pointer[string]             // the address listened on, from Start on
 	started time.Time
 	// life serializes Start, Shutdown and Restart; it is held across
 	// Shutdown's wait for the connections, which never take it.
@@ -132,6 +134,8 @@ type Server struct {
 	slow   slowlog  // SLOWLOG (slowlog.go)
 	clock  clock    // moved by SetTime and FastForward
 	faults faults   // set by SetError, FailNext and FailCommand
+	// expirePaused stops the active expiry cycle (tests of lazy expiry).
+	expirePaused atomic.Bool
 
 	clientMem atomic.Int64 // bytes of the clients' buffers (memory.go)
 
@@ -170,10 +174,10 @@ func New(opts Options) *Server {
 	s.dbOpts = append(s.dbOpts, xstream.WithClock(s.now))
 	if !s.durable {
 		for i := range s.dbs {
-			s.dbs[i] = xstream.NewDB(s.dbOpts...)
+			s.dbs[i].Store(xstream.NewDB(s.dbOpts...))
 		}
 	}
-	s.logErr = func(i int) error { return s.dbs[i].Err() }
+	s.logErr = func(i int) error { return s.db(i).Err() }
 	s.usedMemory = heapInUseBytes
 	s.prevMemLimit = -1
 	s.persist.init(s)
@@ -225,9 +229,10 @@ func (s *Server) startLocked(addr string) error {
 	}
 	s.fitMaxClients()
 	s.mu.Unlock()
-	s.wg.Add(2)
+	s.wg.Add(3)
 	go s.acceptLoop(ln)
 	go s.memoryLoop()
+	go s.expireLoop()
 	if s.durable {
 		s.wg.Add(1)
 		go s.persist.cron()
@@ -241,8 +246,11 @@ func (s *Server) startLocked(addr string) error {
 func (s *Server) openDBs() error {
 	// The server takes the automatic snapshots itself (see persistence).
 	opts := append(append([]xstream.Option(nil), s.dbOpts...), xstream.WithSync(s.opts.AppendFsync), xstream.WithAutoSnapshot(-1))
+	if err := s.loadDBMap(); err != nil {
+		return err
+	}
 	for i := range s.dbs {
-		dir := filepath.Join(s.opts.Dir, strconv.Itoa(i))
+		dir := filepath.Join(s.opts.Dir, strconv.Itoa(s.dirOf[i]))
 		db, err := xstream.Open(dir, opts...)
 		if err != nil {
 			s.closeDBs()
@@ -252,7 +260,7 @@ func (s *Server) openDBs() error {
 			return fmt.Errorf("xstream server: database %d (%s): %w", i, dir, err)
 		}
 		s.mu.Lock() // for DB
-		s.dbs[i] = db
+		s.dbs[i].Store(db)
 		entries, bytes := s.nodeEntries, s.nodeBytes
 		s.mu.Unlock()
 		if s.nodeSizeSet {
@@ -270,7 +278,8 @@ func (s *Server) closeDBs() error {
 		return nil
 	}
 	var errs []error
-	for i, db := range s.dbs {
+	for i := range s.dbs {
+		db := s.db(i)
 		if db == nil {
 			continue
 		}
@@ -278,7 +287,7 @@ func (s *Server) closeDBs() error {
 			errs = append(errs, fmt.Errorf("xstream server: closing database %d: %w", i, err))
 		}
 		s.mu.Lock() // for DB
-		s.dbs[i] = nil
+		s.dbs[i].Store(nil)
 		s.mu.Unlock()
 	}
 	return errors.Join(errs...)
@@ -302,10 +311,11 @@ func (s *Server) Addr() string {
 // log as the DB's sync policy says (DB.Flush writes them to the OS at
 // once). O(1), safe for concurrent use.
 func (s *Server) DB(i int) *xstream.DB {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.dbs[i]
+	return s.db(i)
 }
+
+// db returns database i. O(1), safe for concurrent use.
+func (s *Server) db(i int) *xstream.DB { return s.dbs[i].Load() }
 
 // acceptLoop accepts the clients until the listener is closed. A
 // temporary error of Accept (too many open files, a connection aborted

@@ -152,9 +152,10 @@ func (c *conn) infoCPU(b *strings.Builder) {
 
 func (c *conn) infoKeyspace(b *strings.Builder) {
 	b.WriteString("# Keyspace\r\n")
-	for i, db := range c.srv.dbs {
+	for i := range c.srv.dbs {
+		db := c.srv.db(i)
 		if n := db.Len(); n > 0 {
-			fmt.Fprintf(b, "db%d:keys=%d,expires=0,avg_ttl=0\r\n", i, n)
+			fmt.Fprintf(b, "db%d:keys=%d,expires=%d,avg_ttl=0\r\n", i, n, db.Expiring())
 		}
 	}
 }

@@ -136,9 +136,21 @@ func (a *addTrimArgs) check(xadd, limitGiven bool) error {
 			return replyError("ERR syntax error, LIMIT cannot be used without the special ~ option")
 		}
 	} else if a.trim.Approx {
-		a.trim.Limit = 10000 // 100 × stream-node-max-entries, as Redis
+		a.trim.Limit = -1 // the default, which the command sets (approxTrimLimit)
 	}
 	return nil
+}
+
+// approxTrimLimit is the LIMIT of a "~" trim that gives none, as Redis
+// sets it: 100 nodes of stream-node-max-entries (CONFIG SET), 10000 when
+// that is 0 (no entry bound), at most 1000000. O(1); takes s.mu briefly.
+func approxTrimLimit(s *Server) int64 {
+	_, entries, _ := s.settings()
+	limit := 100 * entries
+	if limit <= 0 {
+		return 10000
+	}
+	return min(limit, 1000000)
 }
 
 // parseXadd parses XADD's arguments into the core's AddArgs; the fields
@@ -175,6 +187,9 @@ func xadd(c *conn, args [][]byte) {
 	if err != nil {
 		c.fail(err)
 		return
+	}
+	if add.Trim.Limit < 0 {
+		add.Trim.Limit = approxTrimLimit(c.srv)
 	}
 	id, err := c.mustDB().Add(string(args[1]), add, c.fieldArgs(args[fieldPos:])...)
 	clear(c.fields)
@@ -225,6 +240,9 @@ func xtrim(c *conn, args [][]byte) {
 	if err != nil {
 		c.fail(err)
 		return
+	}
+	if a.trim.Limit < 0 {
+		a.trim.Limit = approxTrimLimit(c.srv)
 	}
 	s, ok := c.lookupStream(args[1])
 	if !ok {

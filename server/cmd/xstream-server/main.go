@@ -85,7 +85,7 @@ func main() {
 	flag.IntVar(&opts.MaxMultiBytes, "max-multi-bytes", 64<<20, "most memory the commands queued in one MULTI may hold, in bytes")
 	flag.IntVar(&opts.MaxClients, "max-clients", 10000, "most clients connected at once")
 	flag.IntVar(&opts.MaxClientsMemory, "max-clients-memory", 2<<30, "most memory the buffers of all clients may hold together, in bytes")
-	flag.StringVar(&opts.Dir, "dir", "", "keep the databases in this directory, database i in DIR/i (default: in memory only)")
+	flag.StringVar(&opts.Dir, "dir", "", "keep the databases in this directory, database i in DIR/i, or as DIR/dbmap says after a SWAPDB (default: in memory only)")
 	maxmemory := flag.String("maxmemory", "0", "Redis's maxmemory (noeviction), also the Go memory limit: bytes, or 100mb, 2gb, ... (0: none)")
 	fsync := flag.String("appendfsync", "everysec", "when the log reaches the disk with -dir: always, everysec or no")
 	grace := flag.Duration("shutdown-timeout", 10*time.Second, "how long a shutdown waits for in-flight commands")

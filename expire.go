@@ -1,0 +1,166 @@
+package xstream
+
+import (
+	"sync/atomic"
+	"time"
+)
+
+// Expiry of streams (Redis EXPIRE, PERSIST and the TTL they set).
+//
+// A stream of a DB may have an expiry time, in Unix milliseconds: the
+// stream stays until something removes it, as Redis keeps an expired key
+// until an access or its active cycle deletes it. The DB only keeps the
+// time (in a durable DB through the log and snapshots, so it survives a
+// restart) and removes what RemoveExpired and RemoveExpiredSample are
+// asked to; deciding when to ask is the caller's (the server does it on
+// every access to a key and in a background cycle). A Rename keeps the
+// stream's expiry, a Remove drops it.
+
+// expiries is the DB's index of the streams with an expiry.
+type expiries struct {
+	set map[*Stream]struct{} // guarded by db.mu
+	n   atomic.Int64         // len(set), read without the lock
+}
+
+// setExpiryLocked sets s's expiry to ms (0: none) and keeps the index;
+// the caller holds db.mu and s.mu.
+func (db *DB) setExpiryLocked(s *Stream, ms int64) {
+	s.expireMs = ms
+	if ms == 0 {
+		db.dropExpiryLocked(s)
+		return
+	}
+	if db.exp.set == nil {
+		db.exp.set = map[*Stream]struct{}{}
+	}
+	if _, ok := db.exp.set[s]; !ok {
+		db.exp.set[s] = struct{}{}
+		db.exp.n.Add(1)
+	}
+}
+
+// setExpiryLoggedLocked is setExpiryLocked, with the change logged in a
+// durable DB.
+func (db *DB) setExpiryLoggedLocked(s *Stream, ms int64) {
+	db.setExpiryLocked(s, ms)
+	if l := s.log; l != nil {
+		l.begin(effExpire)
+		l.varint(ms)
+	}
+}
+
+// dropExpiryLocked takes s out of the index; the caller holds db.mu.
+func (db *DB) dropExpiryLocked(s *Stream) {
+	if _, ok := db.exp.set[s]; ok {
+		delete(db.exp.set, s)
+		db.exp.n.Add(-1)
+	}
+}
+
+// SetExpiry sets when the stream called name expires, as Redis PEXPIREAT
+// does; the zero time removes its expiry (PERSIST). The time is kept to
+// the millisecond. It does not remove the stream, even when at is past:
+// RemoveExpired does. It fails with ErrNoStream, changing nothing, when
+// there is no such stream. In a durable DB the expiry is logged and
+// survives a restart. O(log n); safe for concurrent use.
+func (db *DB) SetExpiry(name string, at time.Time) error {
+	var ms int64
+	if !at.IsZero() {
+		ms = max(at.UnixMilli(), 1) // 0 is "none"
+	}
+	db.mu.Lock()
+	s, ok := db.lookupLocked(name)
+	if !ok {
+		db.mu.Unlock()
+		return errorf(ErrNoStream, "SetExpiry %q: no such stream", name)
+	}
+	s.mu.Lock()
+	if s.expireMs != ms {
+		db.setExpiryLoggedLocked(s, ms)
+	}
+	j, lsn := s.unlockDeferred()
+	db.mu.Unlock()
+	j.settle(lsn)
+	return nil
+}
+
+// ExpiresAt returns when the stream expires, and false when it has no
+// expiry. O(1); safe for concurrent use.
+func (s *Stream) ExpiresAt() (time.Time, bool) {
+	s.mu.RLock()
+	defer s.runlock()
+	if s.expireMs == 0 {
+		return time.Time{}, false
+	}
+	return time.UnixMilli(s.expireMs), true
+}
+
+// Expiring returns the number of streams with an expiry (what Redis's
+// INFO keyspace calls expires). O(1), without a lock.
+func (db *DB) Expiring() int { return int(db.exp.n.Load()) }
+
+// RemoveExpired removes those of the named streams whose expiry is before
+// now (to the millisecond: a stream is still there at its expiry time, as
+// a Redis key is), as Remove does (blocked readers included), and returns how
+// many it removed. Without an expiring stream in the DB it returns at
+// once, taking no lock. O(k log n) for k names; safe for concurrent use.
+func (db *DB) RemoveExpired(now time.Time, names ...string) int {
+	if db.exp.n.Load() == 0 {
+		return 0
+	}
+	ms := now.UnixMilli()
+	db.mu.Lock()
+	n := 0
+	var j *journal
+	var last uint64
+	for _, name := range names {
+		s, ok := db.lookupLocked(name)
+		if !ok || s.expireMs == 0 || s.expireMs >= ms {
+			continue
+		}
+		n++
+		if jj, lsn := db.removeLocked(s, errorf(ErrNoStream, "stream %q expired", name)); jj != nil {
+			j, last = jj, max(last, lsn)
+		}
+	}
+	db.mu.Unlock()
+	if j != nil {
+		j.settle(last)
+	}
+	return n
+}
+
+// RemoveExpiredSample looks at up to n streams with an expiry, taken in
+// no particular order, and removes those whose expiry is before now, as
+// Redis's active expiry cycle does with its samples. It returns how many
+// it looked at and how many it removed. O(n log m); safe for concurrent
+// use.
+func (db *DB) RemoveExpiredSample(now time.Time, n int) (sampled, removed int) {
+	if db.exp.n.Load() == 0 || n <= 0 {
+		return 0, 0
+	}
+	ms := now.UnixMilli()
+	db.mu.Lock()
+	var expired []*Stream
+	for s := range db.exp.set { // map order: a sample
+		if sampled == n {
+			break
+		}
+		sampled++
+		if s.expireMs < ms {
+			expired = append(expired, s)
+		}
+	}
+	var j *journal
+	var last uint64
+	for _, s := range expired {
+		if jj, lsn := db.removeLocked(s, errorf(ErrNoStream, "stream %q expired", s.Name())); jj != nil {
+			j, last = jj, max(last, lsn)
+		}
+	}
+	db.mu.Unlock()
+	if j != nil {
+		j.settle(last)
+	}
+	return sampled, len(expired)
+}

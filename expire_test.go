@@ -1,0 +1,160 @@
+package xstream
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+var expT0 = time.UnixMilli(1_700_000_000_000)
+
+func expiresAt(t *testing.T, db *DB, name string) (time.Time, bool) {
+	t.Helper()
+	s, ok := db.Lookup(name)
+	require.True(t, ok, "no stream %q", name)
+	return s.ExpiresAt()
+}
+
+func TestSetExpiry(t *testing.T) {
+	db := NewDB(WithClock(newTestClock(expT0.UnixMilli()).now))
+	renameDB(t, db)
+	_, ok := expiresAt(t, db, "a")
+	require.False(t, ok, "no expiry by default")
+
+	require.NoError(t, db.SetExpiry("a", expT0.Add(1500*time.Microsecond)))
+	at, ok := expiresAt(t, db, "a")
+	require.True(t, ok)
+	require.Equal(t, expT0.Add(time.Millisecond), at, "kept to the millisecond")
+	require.Equal(t, 1, db.Expiring())
+	require.NoError(t, db.SetExpiry("a", expT0.Add(time.Second))) // again: still one
+	require.NoError(t, db.SetExpiry("b", expT0))
+	require.Equal(t, 2, db.Expiring())
+
+	require.NoError(t, db.SetExpiry("a", time.Time{}))
+	_, ok = expiresAt(t, db, "a")
+	require.False(t, ok, "the zero time persists")
+	require.Equal(t, 1, db.Expiring())
+
+	// A missing stream: an error naming it, nothing changes.
+	requireErr(t, db.SetExpiry("nope", expT0), ErrNoStream, "nope")
+	require.Equal(t, 1, db.Expiring())
+	require.Equal(t, []string{"a", "b"}, db.Names(""))
+}
+
+func TestRemoveExpired(t *testing.T) {
+	db := NewDB(WithClock(newTestClock(expT0.UnixMilli()).now))
+	renameDB(t, db)
+	require.Equal(t, 0, db.RemoveExpired(expT0.Add(time.Hour), "a", "b"), "nothing expires")
+	require.NoError(t, db.SetExpiry("a", expT0.Add(time.Second)))
+
+	require.Equal(t, 0, db.RemoveExpired(expT0.Add(time.Second), "a", "b", "nope"), "still there at its expiry time")
+	require.Equal(t, []string{"a", "b"}, db.Names(""))
+	require.Equal(t, 1, db.RemoveExpired(expT0.Add(time.Second+time.Millisecond), "a", "b", "nope"))
+	require.Equal(t, []string{"b"}, db.Names(""))
+	require.Equal(t, 0, db.Expiring())
+}
+
+func TestRemoveExpiredBlockedReaders(t *testing.T) {
+	ctx := context.Background()
+	db := NewDB(WithClock(newTestClock(expT0.UnixMilli()).now))
+	renameDB(t, db)
+	_, err := db.ReadGroup(ctx, "g", "c", ReadGroupArgs{}, "a", ">") // drain
+	require.NoError(t, err)
+	group := inBackground(func() ([]StreamEntries, error) {
+		return db.ReadGroup(ctx, "g", "c", ReadGroupArgs{Block: BlockForever}, "a", ">")
+	})
+	read := inBackground(func() ([]StreamEntries, error) {
+		return db.Read(ctx, ReadArgs{Block: BlockForever}, "a", "$")
+	})
+	waitBlocked(t, db, "a", 2)
+	require.NoError(t, db.SetExpiry("a", expT0))
+	require.Equal(t, 1, db.RemoveExpired(expT0.Add(time.Millisecond), "a"))
+	r := <-group
+	requireErr(t, r.err, ErrNoStream, "a", "expired")
+	_, err = db.Add("a", AddArgs{ID: "9-1"}, Fields("f", "v")...) // a new stream a
+	require.NoError(t, err)
+	r = <-read
+	require.NoError(t, r.err)
+	require.Equal(t, []string{"9-1"}, ids(r.out[0].Entries))
+}
+
+func TestRemoveExpiredSample(t *testing.T) {
+	db := NewDB(WithClock(newTestClock(expT0.UnixMilli()).now))
+	for _, name := range []string{"k1", "k2", "k3", "k4", "keep"} {
+		_, err := db.Add(name, AddArgs{}, Fields("f", "v")...)
+		require.NoError(t, err)
+	}
+	for i, name := range []string{"k1", "k2", "k3", "k4"} {
+		require.NoError(t, db.SetExpiry(name, expT0.Add(time.Duration(i)*time.Second)))
+	}
+	sampled, removed := db.RemoveExpiredSample(expT0.Add(1500*time.Millisecond), 10)
+	require.Equal(t, 4, sampled)
+	require.Equal(t, 2, removed)
+	require.Equal(t, []string{"k3", "k4", "keep"}, db.Names(""))
+	sampled, _ = db.RemoveExpiredSample(expT0, 1)
+	require.Equal(t, 1, sampled, "at most n")
+	sampled, removed = db.RemoveExpiredSample(expT0.Add(time.Hour), 0)
+	require.Zero(t, sampled+removed)
+	_, removed = db.RemoveExpiredSample(expT0.Add(time.Hour), 10)
+	require.Equal(t, 2, removed)
+	require.Equal(t, []string{"keep"}, db.Names(""))
+	require.Equal(t, 0, db.Expiring())
+}
+
+func TestExpiryRenameAndRemove(t *testing.T) {
+	db := NewDB(WithClock(newTestClock(expT0.UnixMilli()).now))
+	renameDB(t, db)
+	require.NoError(t, db.SetExpiry("a", expT0.Add(time.Second)))
+	require.NoError(t, db.SetExpiry("b", expT0.Add(time.Minute)))
+	_, err := db.Rename("a", "b", true) // b and its expiry go; a's comes along
+	require.NoError(t, err)
+	at, ok := expiresAt(t, db, "b")
+	require.True(t, ok)
+	require.Equal(t, expT0.Add(time.Second), at)
+	require.Equal(t, 1, db.Expiring())
+	db.Remove("b")
+	require.Equal(t, 0, db.Expiring())
+	_, err = db.Add("b", AddArgs{}, Fields("f", "v")...)
+	require.NoError(t, err)
+	_, ok = expiresAt(t, db, "b")
+	require.False(t, ok, "a new stream of the name has no expiry")
+}
+
+func TestExpiryDurable(t *testing.T) {
+	clk := newTestClock(expT0.UnixMilli())
+	dir := t.TempDir()
+	db, err := Open(dir, WithClock(clk.now))
+	require.NoError(t, err)
+	renameDB(t, db)
+	_, err = db.Add("c", AddArgs{}, Fields("f", "v")...)
+	require.NoError(t, err)
+	require.NoError(t, db.SetExpiry("a", expT0.Add(time.Second)))
+	require.NoError(t, db.SetExpiry("b", expT0.Add(time.Minute)))
+	require.NoError(t, db.SetExpiry("b", time.Time{}))
+	require.NoError(t, db.SetExpiry("c", expT0))
+	require.Equal(t, 1, db.RemoveExpired(expT0.Add(time.Millisecond), "c"))
+	require.NoError(t, db.Close())
+
+	check := func(db *DB) {
+		t.Helper()
+		require.Equal(t, []string{"a", "b"}, db.Names(""))
+		at, ok := expiresAt(t, db, "a")
+		require.True(t, ok)
+		require.Equal(t, expT0.Add(time.Second), at)
+		_, ok = expiresAt(t, db, "b")
+		require.False(t, ok)
+		require.Equal(t, 1, db.Expiring())
+	}
+	db = openT(t, dir, clk) // from the log
+	check(db)
+	require.NoError(t, db.Snapshot())
+	require.NoError(t, db.Close())
+	db = openT(t, dir, clk) // from the snapshot
+	check(db)
+	require.NoError(t, db.SetExpiry("b", expT0.Add(time.Hour)))
+	require.NoError(t, db.Close())
+	db = openT(t, dir, clk) // the snapshot and the log after it
+	require.Equal(t, 2, db.Expiring())
+}

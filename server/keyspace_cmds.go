@@ -1,0 +1,84 @@
+package server
+
+import (
+	"errors"
+
+	"github.com/xstreamgo/xstream"
+)
+
+// Commands that move keys: RENAME, RENAMENX and COPY.
+
+func init() {
+	register("rename", 3, func(c *conn, args [][]byte) {
+		if _, ok := c.rename(args, true); ok {
+			c.ok()
+		}
+	})
+	register("renamenx", 3, func(c *conn, args [][]byte) {
+		if renamed, ok := c.rename(args, false); ok {
+			c.int(int64(b2i(renamed)))
+		}
+	})
+	register("copy", -3, copyCmd)
+}
+
+// copyCmd is COPY source destination [DB destination-db] [REPLACE], with
+// Redis 7.0's order of checks.
+func copyCmd(c *conn, args [][]byte) {
+	dbID, replace := int64(c.db), false
+	for i := 3; i < len(args); i++ {
+		switch {
+		case is(args[i], "replace"):
+			replace = true
+		case is(args[i], "db") && i+1 < len(args):
+			i++
+			n, ok := parseLL(args[i])
+			if !ok {
+				c.err(errNotInt)
+				return
+			}
+			dbID = n
+		default:
+			c.err(errSyntax)
+			return
+		}
+	}
+	if dbID < 0 || dbID >= numDBs {
+		c.err("ERR DB index is out of range")
+		return
+	}
+	src, dst := string(args[1]), string(args[2])
+	if int(dbID) == c.db && src == dst {
+		c.err("ERR source and destination objects are the same")
+		return
+	}
+	to := c.srv.db(int(dbID))
+	// The destination may have expired in its DB (lazy expiry there).
+	to.RemoveExpired(c.srv.now(), dst)
+	bit := uint16(1) << dbID
+	c.touched, c.wrote = c.touched|bit, c.wrote|bit
+	copied, err := c.mustDB().Copy(src, to, dst, replace)
+	switch {
+	case errors.Is(err, xstream.ErrNoStream):
+		c.int(0)
+	case err != nil:
+		c.err("ERR " + err.Error())
+	default:
+		c.int(int64(b2i(copied)))
+	}
+}
+
+// rename renames the key args[1] to args[2] in the connection's DB
+// (xstream.DB.Rename): ok is false when it replied with an error.
+func (c *conn) rename(args [][]byte, replace bool) (renamed, ok bool) {
+	renamed, err := c.mustDB().Rename(string(args[1]), string(args[2]), replace)
+	switch {
+	case errors.Is(err, xstream.ErrNoStream):
+		c.err(errNoKey)
+		return false, false
+	case err != nil:
+		c.err("ERR " + err.Error())
+		return false, false
+	}
+	return renamed, true
+}

@@ -1,0 +1,94 @@
+package server
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestDiffSwapDB(t *testing.T) {
+	p := newPair(t)
+	t.Cleanup(func() { p.real.do(t, "FLUSHALL") })
+	p.do("XADD", "a", "1-1", "f", "0")
+	p.do("EXPIREAT", "a", "2100000000")
+	p.do("SELECT", "3")
+	p.do("XADD", "b", "1-1", "f", "3")
+	p.do("SWAPDB", "0", "3")
+	p.do("KEYS", "*") // DB 3 now holds what DB 0 held
+	p.do("EXPIRETIME", "a")
+	p.do("SELECT", "0")
+	p.do("XRANGE", "b", "-", "+")
+	p.keyspace()
+	p.do("SWAPDB", "3", "3")
+	p.do("SWAPDB", "3", "0")
+	p.do("KEYS", "*")
+	p.keyspace()
+
+	// Bad input, and nothing changes.
+	p.do("SWAPDB", "x", "0")
+	p.do("SWAPDB", "0", "x")
+	p.do("SWAPDB", "0", "16")
+	p.do("SWAPDB", "-1", "0")
+	p.do("SWAPDB", "0")
+	p.do("SWAPDB", "0", "1", "2")
+	p.do("KEYS", "*")
+	p.keyspace()
+}
+
+// A durable server records the swap (Dir/dbmap): a restart finds each
+// DB's keys under the index SWAPDB gave them.
+func TestSwapDBDurable(t *testing.T) {
+	dir := t.TempDir()
+	srv := RunTDir(t, dir)
+	c := newClient(t, srv.Addr())
+	c.do(t, "XADD", "zero", "1-1", "f", "v")
+	c.do(t, "SELECT", "5")
+	c.do(t, "XADD", "five", "1-1", "f", "v")
+	if r := c.do(t, "SWAPDB", "0", "5"); r.s != "OK" {
+		t.Fatalf("SWAPDB: %+v", r)
+	}
+	if err := srv.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	keysOf := func(db string) string {
+		t.Helper()
+		c := newClient(t, srv.Addr())
+		c.do(t, "SELECT", db)
+		var ks []string
+		for _, k := range c.do(t, "KEYS", "*").kids {
+			ks = append(ks, k.s)
+		}
+		return strings.Join(ks, " ")
+	}
+	if k0, k5 := keysOf("0"), keysOf("5"); k0 != "five" || k5 != "zero" {
+		t.Fatalf("after a restart DB 0 has %q, DB 5 %q", k0, k5)
+	}
+	c = newClient(t, srv.Addr())
+	c.do(t, "SWAPDB", "5", "7")
+	if err := srv.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	if k0, k5, k7 := keysOf("0"), keysOf("5"), keysOf("7"); k0 != "five" || k5 != "" || k7 != "zero" {
+		t.Fatalf("after a second swap and restart DB 0 has %q, DB 5 %q, DB 7 %q", k0, k5, k7)
+	}
+}
+
+// A damaged Dir/dbmap stops the server from starting, naming the file.
+func TestSwapDBBadMap(t *testing.T) {
+	for _, content := range []string{"0 1 2\n", "0 0 2 3 4 5 6 7 8 9 10 11 12 13 14 15\n", "x 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15\n"} {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, dbMapFile), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		srv := New(Options{Addr: "127.0.0.1:0", Dir: dir})
+		err := srv.Start()
+		if err == nil {
+			srv.Close()
+			t.Fatalf("Start with dbmap %q: no error", content)
+		}
+		if !strings.Contains(err.Error(), dbMapFile) {
+			t.Fatalf("Start with dbmap %q: %v, which does not name the file", content, err)
+		}
+	}
+}
