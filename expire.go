@@ -101,16 +101,18 @@ func (db *DB) Expiring() int { return int(db.exp.n.Load()) }
 
 // RemoveExpired removes those of the named streams whose expiry is before
 // now (to the millisecond: a stream is still there at its expiry time, as
-// a Redis key is), as Remove does (blocked readers included), and returns how
-// many it removed. Without an expiring stream in the DB it returns at
-// once, taking no lock. O(k log n) for k names; safe for concurrent use.
-func (db *DB) RemoveExpired(now time.Time, names ...string) int {
+// a Redis key is), as Remove does (blocked readers included), and returns
+// the names it removed (nil: none), for a caller that tells others of the
+// change (a server's client-side caching). Without an expiring stream in
+// the DB it returns at once, taking no lock. O(k log n) for k names; safe
+// for concurrent use.
+func (db *DB) RemoveExpired(now time.Time, names ...string) []string {
 	if db.exp.n.Load() == 0 {
-		return 0
+		return nil
 	}
 	ms := now.UnixMilli()
 	db.mu.Lock()
-	n := 0
+	var removed []string
 	var j *journal
 	var last uint64
 	for _, name := range names {
@@ -118,7 +120,7 @@ func (db *DB) RemoveExpired(now time.Time, names ...string) int {
 		if !ok || s.expireMs == 0 || s.expireMs >= ms {
 			continue
 		}
-		n++
+		removed = append(removed, name)
 		if jj, lsn := db.removeLocked(s, errorf(ErrNoStream, "stream %q expired", name)); jj != nil {
 			j, last = jj, max(last, lsn)
 		}
@@ -127,17 +129,17 @@ func (db *DB) RemoveExpired(now time.Time, names ...string) int {
 	if j != nil {
 		j.settle(last)
 	}
-	return n
+	return removed
 }
 
 // RemoveExpiredSample looks at up to n streams with an expiry, taken in
 // no particular order, and removes those whose expiry is before now, as
 // Redis's active expiry cycle does with its samples. It returns how many
-// it looked at and how many it removed. O(n log m); safe for concurrent
-// use.
-func (db *DB) RemoveExpiredSample(now time.Time, n int) (sampled, removed int) {
+// it looked at and the names of those it removed (nil: none). O(n log m);
+// safe for concurrent use.
+func (db *DB) RemoveExpiredSample(now time.Time, n int) (sampled int, removed []string) {
 	if db.exp.n.Load() == 0 || n <= 0 {
-		return 0, 0
+		return 0, nil
 	}
 	ms := now.UnixMilli()
 	db.mu.Lock()
@@ -154,6 +156,7 @@ func (db *DB) RemoveExpiredSample(now time.Time, n int) (sampled, removed int) {
 	var j *journal
 	var last uint64
 	for _, s := range expired {
+		removed = append(removed, s.Name())
 		if jj, lsn := db.removeLocked(s, errorf(ErrNoStream, "stream %q expired", s.Name())); jj != nil {
 			j, last = jj, max(last, lsn)
 		}
@@ -162,5 +165,5 @@ func (db *DB) RemoveExpiredSample(now time.Time, n int) (sampled, removed int) {
 	if j != nil {
 		j.settle(last)
 	}
-	return sampled, len(expired)
+	return sampled, removed
 }

@@ -167,7 +167,8 @@ func (c *conn) expireKeys(cmd *command, args [][]byte) {
 	}
 	names := keyNames(cmd.spec.specs, args)
 	if len(names) > 0 {
-		db.RemoveExpired(c.srv.now(), names...)
+		// Redis signals an expired key as changed by no client.
+		c.srv.track.invalidate(nil, db.RemoveExpired(c.srv.now(), names...), true)
 	}
 }
 

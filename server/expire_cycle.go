@@ -39,7 +39,9 @@ func (s *Server) expireCycle(deadline time.Time) int {
 	for i := range s.dbs {
 		db := s.db(i)
 		for db.Expiring() > 0 {
-			sampled, n := db.RemoveExpiredSample(s.now(), expireSample)
+			sampled, gone := db.RemoveExpiredSample(s.now(), expireSample)
+			s.track.invalidate(nil, gone, true)
+			n := len(gone)
 			removed += n
 			if n*4 <= sampled || !time.Now().Before(deadline) {
 				break

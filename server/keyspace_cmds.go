@@ -54,7 +54,7 @@ func copyCmd(c *conn, args [][]byte) {
 	}
 	to := c.srv.db(int(dbID))
 	// The destination may have expired in its DB (lazy expiry there).
-	to.RemoveExpired(c.srv.now(), dst)
+	c.srv.track.invalidate(nil, to.RemoveExpired(c.srv.now(), dst), true)
 	bit := uint16(1) << dbID
 	c.touched, c.wrote = c.touched|bit, c.wrote|bit
 	copied, err := c.mustDB().Copy(src, to, dst, replace)
@@ -62,7 +62,7 @@ func copyCmd(c *conn, args [][]byte) {
 	case errors.Is(err, xstream.ErrNoStream):
 		c.int(0)
 	case err != nil:
-		c.err("ERR " + err.Error())
+		c.fail(err)
 	default:
 		c.int(int64(b2i(copied)))
 	}
@@ -77,7 +77,7 @@ func (c *conn) rename(args [][]byte, replace bool) (renamed, ok bool) {
 		c.err(errNoKey)
 		return false, false
 	case err != nil:
-		c.err("ERR " + err.Error())
+		c.fail(err)
 		return false, false
 	}
 	return renamed, true

@@ -331,8 +331,11 @@ func (c *conn) resetTracking() {
 // track keys, and sends the invalidations of the keys it changed: by
 // Redis 7.0's rules, those a successful XADD added to, XDEL, XTRIM,
 // XDELEX or XACKDEL deleted from, DEL deleted, XGROUP CREATE MKSTREAM
-// created; everything on FLUSHDB and FLUSHALL. Group commands change no
-// key Redis signals.
+// created; RENAME's (and a RENAMENX that renamed) two keys, COPY's and
+// RESTORE's destination, and the key of an EXPIRE-family command or
+// PERSIST that answered 1; everything on FLUSHDB and FLUSHALL. Group
+// commands and SWAPDB change no key Redis signals; keys that expire are
+// signalled where they are removed (expireKeys, the expiry cycle).
 func (c *conn) trackWrite(cmd *command, args [][]byte) {
 	var existed []string
 	switch cmd.name {
@@ -368,6 +371,22 @@ func (c *conn) trackWrite(cmd *command, args [][]byte) {
 	case "xgroup|create":
 		if existed == nil && string(reply) == "+OK\r\n" {
 			t.invalidate(c, []string{string(args[2])}, true)
+		}
+	case "rename", "renamenx":
+		if string(reply) == "+OK\r\n" || string(reply) == ":1\r\n" {
+			t.invalidate(c, []string{string(args[1]), string(args[2])}, true)
+		}
+	case "copy":
+		if string(reply) == ":1\r\n" {
+			t.invalidate(c, []string{string(args[2])}, true)
+		}
+	case "restore":
+		if string(reply) == "+OK\r\n" {
+			t.invalidate(c, []string{string(args[1])}, true)
+		}
+	case "expire", "pexpire", "expireat", "pexpireat", "persist":
+		if string(reply) == ":1\r\n" {
+			t.invalidate(c, []string{string(args[1])}, true)
 		}
 	case "flushdb", "flushall":
 		if string(reply) == "+OK\r\n" {

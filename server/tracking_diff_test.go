@@ -441,3 +441,38 @@ T RESET
 T CLIENT TRACKINGINFO
 `)
 }
+
+// The keyspace commands invalidate as Redis 7.0's do: RENAME both keys,
+// RENAMENX and COPY when they answer 1, the EXPIRE family and PERSIST
+// when they answer 1 (an EXPIRE in the past deletes the key); SWAPDB
+// sends nothing.
+func TestDiffTrackingKeyspace(t *testing.T) {
+	trackScript(t, "T3 W", `
+T CLIENT TRACKING ON
+W XADD a 1-1 f v
+W XADD b 1-1 f v
+T XLEN a
+T XLEN b
+W RENAME a c
+T XLEN c
+T XLEN b
+W RENAMENX c b
+W RENAMENX c d
+T XLEN d
+W COPY d b
+W COPY d b REPLACE
+T XLEN b
+W EXPIRE b 100
+T XLEN b
+W EXPIRE b 50 NX
+W PERSIST b
+T XLEN b
+W PERSIST b
+W PEXPIREAT b 1
+T XLEN d
+W SWAPDB 0 1
+T XLEN d
+W SWAPDB 0 1
+T XLEN d
+`)
+}

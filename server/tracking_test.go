@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 )
 
 // An invalidation reaches a tracking client that waits for input, without
@@ -88,4 +89,31 @@ func expectWire(t *testing.T, c *wireConn, want string, args ...string) {
 	if got := string(c.do(t, args...)); got != want {
 		t.Fatalf("%q: got %q, want %q", args, got, want)
 	}
+}
+
+// A key removed because it expired is invalidated as changed by no
+// client, whether a command finds it expired or the active cycle does.
+func TestTrackingExpiredKeys(t *testing.T) {
+	srv := RunT(t)
+	srv.SetTime(clockT0)
+	tr, w := dialWire(t, srv.Addr()), dialWire(t, srv.Addr())
+	tr.do(t, "HELLO", "3")
+	expectWire(t, tr, "+OK\r\n", "CLIENT", "TRACKING", "ON")
+	for _, k := range []string{"lazy", "cycled"} {
+		expectWire(t, w, "$3\r\n1-1\r\n", "XADD", k, "1-1", "f", "v")
+		expectWire(t, w, ":1\r\n", "PEXPIRE", k, "100")
+		expectWire(t, tr, ":1\r\n", "XLEN", k)
+	}
+	srv.FastForward(101 * time.Millisecond)
+	expectWire(t, w, ":0\r\n", "EXISTS", "lazy") // found expired, removed
+	if got := string(tr.push(t)); got != ">2\r\n$10\r\ninvalidate\r\n*1\r\n$4\r\nlazy\r\n" {
+		t.Fatalf("push for the lazily expired key: %q", got)
+	}
+	// The server's own loop may run the cycle first: either way one
+	// invalidation of the key comes.
+	srv.expireCycle(time.Now().Add(time.Minute))
+	if got := string(tr.push(t)); got != ">2\r\n$10\r\ninvalidate\r\n*1\r\n$6\r\ncycled\r\n" {
+		t.Fatalf("push for the key the cycle removed: %q", got)
+	}
+	expectWire(t, tr, ":0\r\n", "XLEN", "cycled")
 }
