@@ -13,8 +13,11 @@ import (
 // newest first, up to slowlog-max-len entries (trimmed at the next entry).
 // An entry holds an ID, the unix time, the microseconds, the arguments
 // (at most 32, the last standing for those left out, and 128 bytes of
-// each; AUTH's redacted), and the client's address and name. Its times
-// come from the server's clock (SetTime, FastForward, Options.Clock).
+// each; AUTH's redacted), and the client's address and name. Its unix
+// time comes from the server's clock (SetTime, FastForward,
+// Options.Clock), and so do durations in precise mode (below); the coarse
+// clock ticks by the process's monotonic clock, which a test's clock
+// does not move.
 //
 // Timing: a clock read costs 100 to 300 ns on the VMs measured, as much as
 // a PING, so a command is not timed with two reads unless the threshold
@@ -39,7 +42,7 @@ type slowlog struct {
 	threshold atomic.Int64 // µs, slowlog-log-slower-than; <0: off
 	maxLen    atomic.Int64 // slowlog-max-len
 
-	coarse  atomic.Int64 // µs of the server's clock at the last tick
+	coarse  atomic.Int64 // µs of the monotonic clock (monoMicro) at the last tick
 	busy    atomic.Int32 // connections running commands
 	ticking atomic.Bool
 	wg      sync.WaitGroup // the ticker
@@ -144,6 +147,12 @@ func slowlogGet(c *conn, args [][]byte) {
 	}
 }
 
+// monoStart is the origin of monoMicro.
+var monoStart = time.Now()
+
+// monoMicro is the process's monotonic clock in µs.
+func monoMicro() int64 { return time.Since(monoStart).Microseconds() }
+
 // slowNow returns the time in µs by the clock of threshold th: the
 // server's clock in precise mode, the coarse clock from coarseBelow on.
 func (s *Server) slowNow(th int64) int64 {
@@ -171,7 +180,7 @@ func (c *conn) slowBusy(busy bool) {
 func (s *Server) startTicker() {
 	l := &s.slow
 	if l.threshold.Load() >= int64(coarseBelow) && l.busy.Load() > 0 && !l.ticking.Load() && l.ticking.CompareAndSwap(false, true) {
-		l.coarse.Store(s.now().UnixMicro())
+		l.coarse.Store(monoMicro())
 		l.wg.Add(1)
 		go s.tick(s.ctx.Done())
 	}
@@ -191,7 +200,7 @@ func (s *Server) tick(done <-chan struct{}) {
 			l.ticking.Store(false)
 			return
 		}
-		l.coarse.Store(s.now().UnixMicro())
+		l.coarse.Store(monoMicro())
 		if l.busy.Load() == 0 {
 			l.ticking.Store(false)
 			// A connection that got busy since may have seen ticking
