@@ -82,7 +82,7 @@ const (
 // Block is one storage block. Its first ID lives in data rather than in
 // the struct: the struct then takes an 80-byte allocation instead of 96,
 // and as the garbage collector scans every block struct, that keeps the
-// scanned heap under one byte per entry. Blocks.index has the first IDs
+// scanned heap under one byte per entry. Blocks.firsts has the first IDs
 // for seeks.
 type Block struct {
 	data  []byte   // header, then entries

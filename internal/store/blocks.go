@@ -14,10 +14,10 @@ import (
 // The zero Blocks is an empty stream. Blocks is not safe for concurrent
 // use: the stream's lock guards it.
 type Blocks struct {
-	blocks    []*Block   // ordered by ID; none is empty
-	index     firstIndex // its ID i is blocks[i].FirstID()
-	open      *Block     // the last block, while it takes new entries
-	openNames []string   // field names of open's master entry
+	blocks    []*Block // ordered by ID; none is empty
+	firsts    []ID     // firsts[i] is blocks[i].FirstID()
+	open      *Block   // the last block, while it takes new entries
+	openNames []string // field names of open's master entry
 	// open's size as a Redis listpack, but for header and counters, when
 	// openLPExact: it is computed when a bound of it comes near the limit
 	// on bytes (see fitsBytes), and kept from then on.
@@ -128,7 +128,7 @@ func (s *Blocks) Append(id ID, fields []Field) (sameAsOpen bool) {
 		tail = newBlock(id, fields, maxEntries, maxBytes)
 		s.openLPExact, s.openBound, s.openFirst = false, 2*len(tail.data), id
 		s.blocks = append(s.blocks, tail)
-		s.index.push(id)
+		s.firsts = append(s.firsts, id)
 		s.open = tail
 		names := make([]string, len(fields))
 		for i, f := range fields {
@@ -169,20 +169,32 @@ func (s *Blocks) SetLast(last ID, entriesAdded int64, maxDeleted ID) {
 // blockFor returns the index of the last block whose first ID is <= id, or
 // -1 if there is none. O(log blocks).
 //
-// It finds the group of the index that holds the answer (see firstIndex)
-// and, before counting within the group, loads the group's block
-// pointers, so that their cache misses overlap with the group's.
+// It is a binary search over the contiguous firsts that, while it compares
+// at one level, already loads the two places the next level may look at
+// and the block pointer it may end on: the loads do not depend on the
+// comparison, so in a large stream their cache misses overlap instead of
+// coming one after another. x gathers what they load; it feeds the result
+// through a term that is always 0 (len(f) < 1<<48) so that they stay.
 func (s *Blocks) blockFor(id ID) int {
-	x := &s.index
-	if x.len() == 0 || id.Less(x.at(0)) {
+	f := s.firsts
+	if len(f) == 0 || id.Less(f[0]) {
 		return -1
 	}
-	lo, hi := x.group(id)
-	var t uint64
-	if s.blocks[lo] == nil || s.blocks[hi-1] == nil {
-		t++
+	var x uint64
+	base, n := 0, len(f) // the answer is in [base, base+n)
+	for n > 1 {
+		half := n >> 1
+		next := (n - half) >> 1
+		x += f[base+next].Ms + f[base+half+next].Ms
+		if s.blocks[base+half] == nil {
+			x++
+		}
+		if !id.Less(f[base+half]) {
+			base += half
+		}
+		n -= half
 	}
-	return x.last(id, lo, hi) + int(t>>63&uint64(hi>>48))
+	return base + int(x>>63&uint64(len(f)>>48))
 }
 
 // cursor addresses entry i of block bi.
@@ -381,10 +393,9 @@ func (s *Blocks) dropHead(n int) {
 		}
 		s.blocks[i] = nil
 	}
-	s.blocks = s.blocks[n:]
-	s.index.dropHead(n)
+	s.blocks, s.firsts = s.blocks[n:], s.firsts[n:]
 	if len(s.blocks) == 0 {
-		s.blocks = nil
+		s.blocks, s.firsts = nil, nil
 	}
 }
 
@@ -398,7 +409,7 @@ func (s *Blocks) removeBlock(bi int) {
 	copy(s.blocks[bi:], s.blocks[bi+1:])
 	s.blocks[len(s.blocks)-1] = nil
 	s.blocks = s.blocks[:len(s.blocks)-1]
-	s.index.removeAt(bi)
+	s.firsts = append(s.firsts[:bi], s.firsts[bi+1:]...)
 	if wasOpen {
 		s.reopenLast()
 	}
@@ -443,7 +454,7 @@ func (s *Blocks) Restore(blocks []*Block, st State) error {
 	limits := s.limits
 	defer s.SetLimits(limits)
 	*s = Blocks{
-		blocks: blocks,
+		blocks: blocks, firsts: make([]ID, len(blocks)),
 		lastID: st.LastID, firstID: st.FirstID, maxDeleted: st.MaxDeleted, entriesAdded: st.EntriesAdded,
 	}
 	for i, b := range blocks {
@@ -451,6 +462,7 @@ func (s *Blocks) Restore(blocks []*Block, st State) error {
 			*s = Blocks{}
 			return fmt.Errorf("block %d is empty", i)
 		}
+		s.firsts[i] = b.FirstID()
 		s.length += int64(b.live)
 	}
 	if st.Open && len(blocks) > 0 {
@@ -462,9 +474,8 @@ func (s *Blocks) Restore(blocks []*Block, st State) error {
 		s.open, s.openNames = blocks[len(blocks)-1], names
 	}
 	if len(blocks) == 0 {
-		s.blocks = nil
+		s.blocks, s.firsts = nil, nil
 	}
-	s.index.reset(s.blocks)
 	if err := s.Check(); err != nil {
 		*s = Blocks{}
 		return err
@@ -502,7 +513,7 @@ func (s *Blocks) fitsBytes(tail *Block, fields []Field, maxBytes int) bool {
 // MemoryBytes returns the memory the blocks take: their data and offset
 // arrays as allocated, their structs and the index. O(blocks).
 func (s *Blocks) MemoryBytes() int64 {
-	n := int64(cap(s.blocks))*8 + int64(cap(s.index.firsts)+cap(s.index.top))*16
+	n := int64(cap(s.blocks))*8 + int64(cap(s.firsts))*16
 	for _, b := range s.blocks {
 		n += 80 + int64(cap(b.data)) + 4*int64(cap(b.offs))
 	}

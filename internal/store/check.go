@@ -6,17 +6,14 @@ import (
 )
 
 // Check verifies the invariants of the storage and returns the first one
-// broken, or nil: blocks are non-empty, ordered and indexed by their first IDs; each
+// broken, or nil: blocks are non-empty, ordered and indexed by firsts; each
 // block's live count, last ID and offset table agree with its entries; the
 // open block is the last one, with its master names; the length, first ID
 // and last ID agree with the entries. It costs O(N) and is meant for tests
 // and for checking loaded data.
 func (s *Blocks) Check() error {
-	if s.index.len() != len(s.blocks) {
-		return fmt.Errorf("%d blocks but %d first IDs", len(s.blocks), s.index.len())
-	}
-	if err := s.index.check(); err != nil {
-		return err
+	if len(s.firsts) != len(s.blocks) {
+		return fmt.Errorf("%d blocks but %d first IDs", len(s.blocks), len(s.firsts))
 	}
 	var live int64
 	var prev ID
@@ -31,8 +28,8 @@ func (s *Blocks) Check() error {
 		if b.live == 0 {
 			return fmt.Errorf("block %d has no live entry", bi)
 		}
-		if s.index.at(bi) != b.FirstID() {
-			return fmt.Errorf("block %d: index says first ID %v, block says %v", bi, s.index.at(bi), b.FirstID())
+		if s.firsts[bi] != b.FirstID() {
+			return fmt.Errorf("block %d: index says first ID %v, block says %v", bi, s.firsts[bi], b.FirstID())
 		}
 		if bi > 0 && !prev.Less(b.FirstID()) {
 			return fmt.Errorf("block %d starts at %v, not after the previous block's last %v", bi, b.FirstID(), prev)

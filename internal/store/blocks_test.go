@@ -8,7 +8,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// modelFind is firstIndex.find over a plain sorted slice.
+// modelFind returns the index of the last of ids (sorted) <= id, -1 if
+// none. O(len(ids)).
 func modelFind(ids []ID, id ID) int {
 	i := -1
 	for j, x := range ids {
@@ -19,7 +20,7 @@ func modelFind(ids []ID, id ID) int {
 	return i
 }
 
-// idsIn returns the IDs of ids in [lo, hi].
+// idsIn returns the IDs of ids in [lo, hi]. O(len(ids)).
 func idsIn(ids []ID, lo, hi ID) []ID {
 	var in []ID
 	for _, id := range ids {
@@ -50,61 +51,8 @@ func randomProbe(r *rand.Rand, ids []ID) ID {
 	return id
 }
 
-// TestFirstIndexRandom runs random pushes, head drops, removals in the
-// middle and resets on a firstIndex and on a sorted slice of the same
-// IDs; after each step the index must pass check and find must agree with
-// the slice for IDs at, around and between the stored ones. The sizes
-// cross several group boundaries, with every skip.
-func TestFirstIndexRandom(t *testing.T) {
-	for seed := range uint64(16) {
-		t.Run(strconv.FormatUint(seed, 10), func(t *testing.T) {
-			r := rand.New(rand.NewPCG(seed, 12))
-			var x firstIndex
-			var model []ID
-			next := ID{1 + r.Uint64N(3), 0}
-			for step := range 300 {
-				switch op := r.IntN(20); {
-				case op < 12:
-					for range 1 + r.IntN(2*idxFan) {
-						x.push(next)
-						model = append(model, next)
-						if r.IntN(2) == 0 {
-							next.Seq += 1 + r.Uint64N(2)
-						} else {
-							next = ID{next.Ms + 1 + r.Uint64N(3), r.Uint64N(3)}
-						}
-					}
-				case op < 15 && len(model) > 0:
-					n := r.IntN(min(len(model), 2*idxFan) + 1)
-					x.dropHead(n)
-					model = model[n:]
-				case op < 19 && len(model) > 1:
-					i := 1 + r.IntN(len(model)-1)
-					x.removeAt(i)
-					model = append(model[:i:i], model[i+1:]...)
-				case op == 19:
-					blocks := make([]*Block, len(model))
-					for i, id := range model {
-						blocks[i] = newBlock(id, []Field{{"f", "v"}}, BlockMaxEntries, BlockMaxBytes)
-					}
-					x.reset(blocks)
-				}
-				require.NoError(t, x.check(), "step %d", step)
-				require.Equal(t, len(model), x.len())
-				for i, id := range model {
-					require.Equal(t, id, x.at(i))
-				}
-				for range 40 {
-					id := randomProbe(r, model)
-					require.Equal(t, modelFind(model, id), x.find(id), "step %d, find %v", step, id)
-				}
-			}
-		})
-	}
-}
-
-// TestBlocksSeekRandom builds a storage of many small blocks (so that its
-// index has many groups), then deletes entries at random, which frees
+// TestBlocksSeekRandom builds a storage of many small blocks (so that a
+// seek searches hundreds of first IDs), then deletes entries at random, which frees
 // blocks in the middle, and trims its head, and seeks from random IDs
 // after each step: Walk, forward and backward, and Has must agree with a
 // model, and Restore of the same blocks must give the same answers.
