@@ -125,12 +125,7 @@ func TestTrimRandom(t *testing.T) {
 					if hi.Less(lo) {
 						lo, hi = hi, lo
 					}
-					var want []ID
-					for _, id := range m.ids {
-						if !id.Less(lo) && !hi.Less(id) {
-							want = append(want, id)
-						}
-					}
+					want := idsIn(m.ids, lo, hi)
 					require.Equal(t, want, walkIDs(s, lo, hi, false), "step %d: Walk %v %v", step, lo, hi)
 					for i, j := 0, len(want)-1; i < j; i, j = i+1, j-1 {
 						want[i], want[j] = want[j], want[i]
