@@ -279,21 +279,28 @@ func (ss *ShardedStream) publishLocked() {
 
 // add appends a record with an auto ID to the shard's stream, as
 // Stream.Add does, unless the shard was sealed by a reshard: then it
-// reports false and adds nothing.
+// reports false and adds nothing. Like Stream.add, it unlocks on each
+// path without a defer, as Put is hot.
 func (sh *shard) add(fields []Field) (ID, bool, error) {
 	s := sh.s
 	nowMs := s.cfg.idMs()
 	s.mu.Lock()
-	defer s.unlock()
 	if sh.sealed {
+		s.unlock()
 		return ID{}, false, nil
 	}
 	id, ok := s.autoIDLocked(nowMs)
 	if !ok {
+		s.unlock()
 		return ID{}, true, s.exhausted()
 	}
 	s.appendLocked(id, fields)
 	s.notifyLocked()
+	if s.log != nil {
+		s.unlockLogged()
+	} else {
+		s.mu.Unlock()
+	}
 	return id, true, nil
 }
 
