@@ -2,6 +2,7 @@ package xstream
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -15,7 +16,7 @@ var shardBenchFields = Fields("sensor-id", "1234", "temperature", "19.8")
 // a 4-shard stream; the baseline sub-benchmarks add the same entry to a
 // plain Stream and hash the keys, in the same run. The ratio sub-benchmark
 // reports Put's time over that of an Add of the entry Put stores plus the
-// MD5 of its key (x-add+md5), from chunks run in turn (see putRatio).
+// MD5 of its key (see putRatio).
 func BenchmarkShardedPut(b *testing.B) {
 	keys := make([]string, 1000)
 	for i := range keys {
@@ -35,7 +36,10 @@ func BenchmarkShardedPut(b *testing.B) {
 		b.ReportAllocs()
 		i := 0
 		for b.Loop() {
-			benchAddWithKey(b, s, keys[i%len(keys)])
+			k := keys[i%len(keys)]
+			if _, err := s.Add(AddArgs{}, Field{partitionKeyField, k}, shardBenchFields[0], shardBenchFields[1]); err != nil {
+				b.Fatal(err)
+			}
 			i++
 		}
 	})
@@ -49,16 +53,24 @@ func BenchmarkShardedPut(b *testing.B) {
 		_ = sink
 	})
 	b.Run("Put", func(b *testing.B) {
-		ss := newBenchSharded(b, 4)
+		ss, err := NewShardedStream(ShardedArgs{Shards: 4})
+		if err != nil {
+			b.Fatal(err)
+		}
 		b.ReportAllocs()
 		i := 0
 		for b.Loop() {
-			benchPut(b, ss, keys[i%len(keys)], PutArgs{})
+			if _, err := ss.Put(keys[i%len(keys)], PutArgs{}, shardBenchFields...); err != nil {
+				b.Fatal(err)
+			}
 			i++
 		}
 	})
 	b.Run("Put-explicit-hash-key", func(b *testing.B) {
-		ss := newBenchSharded(b, 4)
+		ss, err := NewShardedStream(ShardedArgs{Shards: 4})
+		if err != nil {
+			b.Fatal(err)
+		}
 		hks := make([]string, len(keys))
 		for i, k := range keys {
 			hks[i] = PartitionHashKey(k).String()
@@ -66,33 +78,46 @@ func BenchmarkShardedPut(b *testing.B) {
 		b.ReportAllocs()
 		i := 0
 		for b.Loop() {
-			benchPut(b, ss, keys[i%len(keys)], PutArgs{ExplicitHashKey: hks[i%len(hks)]})
+			if _, err := ss.Put(keys[i%len(keys)], PutArgs{ExplicitHashKey: hks[i%len(hks)]}, shardBenchFields...); err != nil {
+				b.Fatal(err)
+			}
 			i++
 		}
 	})
 	b.Run("Put-64-shards", func(b *testing.B) {
-		ss := newBenchSharded(b, 64)
+		ss, err := NewShardedStream(ShardedArgs{Shards: 64})
+		if err != nil {
+			b.Fatal(err)
+		}
 		b.ReportAllocs()
 		i := 0
 		for b.Loop() {
-			benchPut(b, ss, keys[i%len(keys)], PutArgs{})
+			if _, err := ss.Put(keys[i%len(keys)], PutArgs{}, shardBenchFields...); err != nil {
+				b.Fatal(err)
+			}
 			i++
 		}
 	})
 	b.Run("ratio", func(b *testing.B) { putRatio(b, keys) })
 }
 
-// putRatio times b.N Puts into a 4-shard stream in chunks and, between
-// them with the timer stopped, as many Adds of the entry Put stores (the
-// fields with the partition key first) to a plain Stream and as many MD5s
-// of the keys. It reports Put's time over the sum of the other two as
-// x-add+md5, and the two baselines' ns/op, so that the ratio comes from
-// one run and the machine's noise hits all three alike.
+// putRatio times b.N Puts into a 4-shard stream in rounds of 512 and,
+// after each round with the timer stopped, as many Adds of the entry Put
+// stores (the fields with the partition key first) to a plain Stream and
+// as many MD5s of the keys. It reports Put's time over the sum of the
+// other two as x-add+md5, so that the ratio comes from one run and the
+// machine's noise hits all three alike; the median of the rounds' ratios
+// as x-add+md5-median, which a round slowed by another process moves
+// less; and the two baselines' ns/op.
 func putRatio(b *testing.B, keys []string) {
-	const chunk = 1 << 10
-	ss := newBenchSharded(b, 4)
+	const chunk = 512
+	ss, err := NewShardedStream(ShardedArgs{Shards: 4})
+	if err != nil {
+		b.Fatal(err)
+	}
 	s := NewStream()
 	var tPut, tAdd, tMD5 time.Duration
+	var ratios []float64
 	var sink HashKey
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -100,52 +125,36 @@ func putRatio(b *testing.B, keys []string) {
 		n := min(chunk, b.N-done)
 		start := time.Now()
 		for i := done; i < done+n; i++ {
-			benchPut(b, ss, keys[i%len(keys)], PutArgs{})
+			if _, err := ss.Put(keys[i%len(keys)], PutArgs{}, shardBenchFields...); err != nil {
+				b.Fatal(err)
+			}
 		}
-		tPut += time.Since(start)
+		dPut := time.Since(start)
 		b.StopTimer()
 		start = time.Now()
 		for i := done; i < done+n; i++ {
-			benchAddWithKey(b, s, keys[i%len(keys)])
+			if _, err := s.Add(AddArgs{}, Field{partitionKeyField, keys[i%len(keys)]}, shardBenchFields[0], shardBenchFields[1]); err != nil {
+				b.Fatal(err)
+			}
 		}
-		tAdd += time.Since(start)
+		dAdd := time.Since(start)
 		start = time.Now()
 		for i := done; i < done+n; i++ {
 			sink = sink.add(PartitionHashKey(keys[i%len(keys)]))
 		}
-		tMD5 += time.Since(start)
+		dMD5 := time.Since(start)
+		tPut, tAdd, tMD5 = tPut+dPut, tAdd+dAdd, tMD5+dMD5
+		ratios = append(ratios, float64(dPut)/float64(dAdd+dMD5))
 		done += n
 		b.StartTimer()
 	}
 	b.StopTimer()
 	_ = sink
+	slices.Sort(ratios)
 	b.ReportMetric(float64(tPut)/float64(tAdd+tMD5), "x-add+md5")
+	b.ReportMetric(ratios[len(ratios)/2], "x-add+md5-median")
 	b.ReportMetric(float64(tAdd.Nanoseconds())/float64(b.N), "add-ns/op")
 	b.ReportMetric(float64(tMD5.Nanoseconds())/float64(b.N), "md5-ns/op")
-}
-
-// newBenchSharded returns an in-memory sharded stream of n shards.
-func newBenchSharded(b *testing.B, n int) *ShardedStream {
-	ss, err := NewShardedStream(ShardedArgs{Shards: n})
-	if err != nil {
-		b.Fatal(err)
-	}
-	return ss
-}
-
-// benchPut puts shardBenchFields with the partition key k.
-func benchPut(b *testing.B, ss *ShardedStream, k string, args PutArgs) {
-	if _, err := ss.Put(k, args, shardBenchFields...); err != nil {
-		b.Fatal(err)
-	}
-}
-
-// benchAddWithKey adds to s the entry a Put of shardBenchFields with the
-// partition key k stores.
-func benchAddWithKey(b *testing.B, s *Stream, k string) {
-	if _, err := s.Add(AddArgs{}, Field{partitionKeyField, k}, shardBenchFields[0], shardBenchFields[1]); err != nil {
-		b.Fatal(err)
-	}
 }
 
 // BenchmarkSplitShard splits a shard holding 10,000 or 1,000,000
