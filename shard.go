@@ -332,37 +332,46 @@ type PutResult struct {
 // is atomic with respect to reshards: a record lands in a shard before the
 // shard's ending sequence number, or in a child, never in a closed shard.
 func (ss *ShardedStream) Put(partitionKey string, args PutArgs, fields ...Field) (PutResult, error) {
-	defer ss.settle()
+	// Every return settles (see settle), written out instead of deferred
+	// as Put is hot.
 	if err := checkPartitionKey(partitionKey); err != nil {
+		ss.settle()
 		return PutResult{}, err
 	}
 	var h HashKey
 	if args.ExplicitHashKey != "" {
 		var err error
 		if h, err = ParseHashKey(args.ExplicitHashKey); err != nil {
+			ss.settle()
 			return PutResult{}, err
 		}
 	} else {
 		h = PartitionHashKey(partitionKey)
 	}
 	if len(fields) == 0 {
+		ss.settle()
 		return PutResult{}, errorf(ErrNoFields, "Put of partition key %q was given no fields", partitionKey)
 	}
+	// The entry stored: the partition key, then the fields; on the stack
+	// for up to 7 fields, copied one by one (an append would call memmove).
 	var buf [8]Field
-	fs := buf[:0]
-	if len(fields)+1 > len(buf) {
+	var fs []Field
+	if len(fields) < len(buf) {
+		buf[0] = Field{partitionKeyField, partitionKey}
+		for i, f := range fields {
+			buf[i+1] = f
+		}
+		fs = buf[:len(fields)+1]
+	} else {
 		fs = make([]Field, 0, len(fields)+1)
+		fs = append(fs, Field{partitionKeyField, partitionKey})
+		fs = append(fs, fields...)
 	}
-	fs = append(fs, Field{partitionKeyField, partitionKey})
-	fs = append(fs, fields...)
 
 	open := *ss.routing.Load()
 	for {
 		sh := route(open, h)
 		id, ok, err := sh.add(fs)
-		if err != nil {
-			return PutResult{}, err
-		}
 		if !ok {
 			// A reshard closed the shard: wait for it to end and route
 			// again.
@@ -371,8 +380,12 @@ func (ss *ShardedStream) Put(partitionKey string, args PutArgs, fields ...Field)
 			ss.mu.RUnlock()
 			continue
 		}
-		if int64(id.Ms) >= ss.nextExpire.Load() {
+		if err == nil && int64(id.Ms) >= ss.nextExpire.Load() {
 			ss.expire(int64(id.Ms), false)
+		}
+		ss.settle()
+		if err != nil {
+			return PutResult{}, err
 		}
 		return PutResult{ShardID: sh.id, SequenceNumber: id}, nil
 	}
