@@ -2,6 +2,7 @@ package xstream
 
 import (
 	"fmt"
+	"math/bits"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -257,18 +258,22 @@ func parseShardID(id string) (int, bool) {
 // routeLocked returns the OPEN shard owning h. O(log open shards).
 func (ss *ShardedStream) routeLocked(h HashKey) *shard { return route(ss.open, h) }
 
-// route returns the shard of open (sorted by range) owning h.
+// route returns the shard of open (sorted by range) owning h: the first
+// one not ending below h (the last shard ends at MaxHashKey). The search
+// halves the candidates [base, base+n) without a branch on the keys, which
+// random hash keys would mispredict half the time: the 128-bit comparison
+// is a subtraction's borrow, and base moves by half or by nothing.
 func route(open []*shard, h HashKey) *shard {
-	lo, hi := 0, len(open)-1 // the last shard ends at MaxHashKey
-	for lo < hi {
-		m := int(uint(lo+hi) >> 1)
-		if open[m].keys.EndingHashKey.Less(h) {
-			lo = m + 1
-		} else {
-			hi = m
-		}
+	base, n := 0, len(open)
+	for n > 1 {
+		half := n >> 1
+		end := &open[base+half-1].keys.EndingHashKey
+		_, below := bits.Sub64(end.Lo, h.Lo, 0)
+		_, below = bits.Sub64(end.Hi, h.Hi, below) // 1 when end < h
+		base += half & -int(below)
+		n -= half
 	}
-	return open[lo]
+	return open[base]
 }
 
 // publishLocked makes the current OPEN shards the ones Put routes to.

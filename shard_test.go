@@ -3,6 +3,8 @@ package xstream
 import (
 	"crypto/md5"
 	"math/big"
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -258,6 +260,39 @@ func TestParseHashKey(t *testing.T) {
 	assert.Equal(t, -1, HashKey{0, 5}.Compare(HashKey{1, 0}))
 	assert.Equal(t, 1, HashKey{1, 0}.Compare(HashKey{0, 5}))
 	assert.Equal(t, 0, HashKey{1, 2}.Compare(HashKey{1, 2}))
+}
+
+// TestRoute checks route against a linear search for the first shard not
+// ending below the key, for 1 to 70 shards of random widths, at every
+// range's ends and beside them and at random keys.
+func TestRoute(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for n := 1; n <= 70; n++ {
+		ends := make([]HashKey, n)
+		for i := range ends[:n-1] {
+			ends[i] = HashKey{rng.Uint64N(4), rng.Uint64()}
+		}
+		ends[n-1] = MaxHashKey()
+		slices.SortFunc(ends, HashKey.Compare)
+		open := make([]*shard, n)
+		for i, e := range ends {
+			open[i] = &shard{num: i, keys: HashKeyRange{EndingHashKey: e}}
+		}
+		keys := []HashKey{{}, MaxHashKey()}
+		for _, e := range ends {
+			keys = append(keys, e, e.add(HashKey{0, 1}), e.sub(HashKey{0, 1}))
+		}
+		for range 100 {
+			keys = append(keys, HashKey{rng.Uint64N(5), rng.Uint64()})
+		}
+		for _, h := range keys {
+			want := 0
+			for ends[want].Less(h) {
+				want++
+			}
+			assert.Equal(t, want, route(open, h).num, "%d shards, key %s", n, h)
+		}
+	}
 }
 
 func TestUniformWidth(t *testing.T) {
