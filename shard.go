@@ -358,19 +358,18 @@ func (ss *ShardedStream) Put(partitionKey string, args PutArgs, fields ...Field)
 		return PutResult{}, errorf(ErrNoFields, "Put of partition key %q was given no fields", partitionKey)
 	}
 	// The entry stored: the partition key, then the fields; on the stack
-	// for up to 7 fields, copied one by one (an append would call memmove).
-	var buf [8]Field
+	// for up to 7 fields, in the smaller of two buffers that holds them, as
+	// each one is zeroed first.
 	var fs []Field
-	if len(fields) < len(buf) {
-		buf[0] = Field{partitionKeyField, partitionKey}
-		for i, f := range fields {
-			buf[i+1] = f
-		}
-		fs = buf[:len(fields)+1]
-	} else {
-		fs = make([]Field, 0, len(fields)+1)
-		fs = append(fs, Field{partitionKeyField, partitionKey})
-		fs = append(fs, fields...)
+	switch {
+	case len(fields) < 4:
+		var buf [4]Field
+		fs = keyFirst(buf[:], partitionKey, fields)
+	case len(fields) < 8:
+		var buf [8]Field
+		fs = keyFirst(buf[:], partitionKey, fields)
+	default:
+		fs = keyFirst(make([]Field, len(fields)+1), partitionKey, fields)
 	}
 
 	open := *ss.routing.Load()
@@ -394,6 +393,18 @@ func (ss *ShardedStream) Put(partitionKey string, args PutArgs, fields ...Field)
 		}
 		return PutResult{ShardID: sh.id, SequenceNumber: id}, nil
 	}
+}
+
+// keyFirst writes the partition key field and then fields to dst, which
+// has room for them, and returns that part of dst. It copies them one by
+// one, as an append would call memmove for a few words.
+func keyFirst(dst []Field, partitionKey string, fields []Field) []Field {
+	dst[0] = Field{partitionKeyField, partitionKey}
+	rest := dst[1:][:len(fields)]
+	for i, f := range fields {
+		rest[i] = f
+	}
+	return dst[:len(fields)+1]
 }
 
 // PutRecordsEntry is one record of a PutRecords batch.

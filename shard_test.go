@@ -5,6 +5,7 @@ import (
 	"math/big"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -156,6 +157,33 @@ func TestPutExplicitHashKeyAndOrder(t *testing.T) {
 	assert.Equal(t, Record{ShardID: r1.ShardID, SequenceNumber: r1.SequenceNumber, PartitionKey: "a", Fields: Fields("v", "1")}, got.Records[0])
 	assert.Equal(t, Record{ShardID: r1.ShardID, SequenceNumber: r3.SequenceNumber, PartitionKey: "b", Fields: Fields("v", "3")}, got.Records[1])
 	assert.Equal(t, clk.now().UnixMilli(), got.Records[0].ArrivalTime().UnixMilli())
+}
+
+// TestPutFieldCounts stores records of 1 to 12 fields, through each of
+// Put's buffers for the entry (up to 3 fields, up to 7, more), and reads
+// back the partition key and the fields in order, unchanged in the
+// caller's slice.
+func TestPutFieldCounts(t *testing.T) {
+	clk := newTestClock(1_700_000_000_000)
+	ss := newSharded(t, 1, clk)
+	for n := 1; n <= 12; n++ {
+		fields := make([]Field, n)
+		for i := range fields {
+			fields[i] = Field{"f" + strconv.Itoa(i), strconv.Itoa(n*100 + i)}
+		}
+		want := slices.Clone(fields)
+		pk := "key-" + strconv.Itoa(n)
+		res, err := ss.Put(pk, PutArgs{}, fields...)
+		require.NoError(t, err)
+		assert.Equal(t, want, fields, "the caller's fields")
+		it, err := ss.GetShardIterator(res.ShardID, IteratorArgs{Type: AtSequenceNumber, SequenceNumber: res.SequenceNumber.String()})
+		require.NoError(t, err)
+		got, err := ss.GetRecords(it, 1)
+		require.NoError(t, err)
+		require.Len(t, got.Records, 1)
+		assert.Equal(t, pk, got.Records[0].PartitionKey)
+		assert.Equal(t, want, got.Records[0].Fields, "%d fields", n)
+	}
 }
 
 func TestPutBadInput(t *testing.T) {
