@@ -28,15 +28,24 @@ func PartitionHashKey(partitionKey string) HashKey {
 	return HashKey{binary.BigEndian.Uint64(sum[:8]), binary.BigEndian.Uint64(sum[8:])}
 }
 
-// checkPartitionKey validates a partition key: 1 to 256 characters.
+// checkPartitionKey validates a partition key: 1 to 256 characters. A
+// key of 1 to 256 bytes passes at once (inlined in Put); longer ones are
+// counted in characters.
 func checkPartitionKey(pk string) error {
+	if uint(len(pk)-1) < maxPartitionKeyChars {
+		return nil
+	}
+	return checkLongPartitionKey(pk)
+}
+
+// checkLongPartitionKey is checkPartitionKey for a key that is empty or
+// longer than 256 bytes.
+func checkLongPartitionKey(pk string) error {
 	if len(pk) == 0 {
 		return errorf(ErrInvalidPartitionKey, "partition key is empty")
 	}
-	if len(pk) > maxPartitionKeyChars {
-		if n := utf8.RuneCountInString(pk); n > maxPartitionKeyChars {
-			return errorf(ErrInvalidPartitionKey, "partition key has %d characters, at most %d allowed: %.32q...", n, maxPartitionKeyChars, pk)
-		}
+	if n := utf8.RuneCountInString(pk); n > maxPartitionKeyChars {
+		return errorf(ErrInvalidPartitionKey, "partition key has %d characters, at most %d allowed: %.32q...", n, maxPartitionKeyChars, pk)
 	}
 	return nil
 }

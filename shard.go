@@ -2,6 +2,7 @@ package xstream
 
 import (
 	"fmt"
+	"math/bits"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -257,18 +258,22 @@ func parseShardID(id string) (int, bool) {
 // routeLocked returns the OPEN shard owning h. O(log open shards).
 func (ss *ShardedStream) routeLocked(h HashKey) *shard { return route(ss.open, h) }
 
-// route returns the shard of open (sorted by range) owning h.
+// route returns the shard of open (sorted by range) owning h: the first
+// one not ending below h (the last shard ends at MaxHashKey). The search
+// halves the candidates [base, base+n) without a branch on the keys, which
+// random hash keys would mispredict half the time: the 128-bit comparison
+// is a subtraction's borrow, and base moves by half or by nothing.
 func route(open []*shard, h HashKey) *shard {
-	lo, hi := 0, len(open)-1 // the last shard ends at MaxHashKey
-	for lo < hi {
-		m := int(uint(lo+hi) >> 1)
-		if open[m].keys.EndingHashKey.Less(h) {
-			lo = m + 1
-		} else {
-			hi = m
-		}
+	base, n := 0, len(open)
+	for n > 1 {
+		half := n >> 1
+		end := &open[base+half-1].keys.EndingHashKey
+		_, below := bits.Sub64(end.Lo, h.Lo, 0)
+		_, below = bits.Sub64(end.Hi, h.Hi, below) // 1 when end < h
+		base += half & -int(below)
+		n -= half
 	}
-	return open[lo]
+	return open[base]
 }
 
 // publishLocked makes the current OPEN shards the ones Put routes to.
@@ -279,21 +284,28 @@ func (ss *ShardedStream) publishLocked() {
 
 // add appends a record with an auto ID to the shard's stream, as
 // Stream.Add does, unless the shard was sealed by a reshard: then it
-// reports false and adds nothing.
+// reports false and adds nothing. Like Stream.add, it unlocks on each
+// path without a defer, as Put is hot.
 func (sh *shard) add(fields []Field) (ID, bool, error) {
 	s := sh.s
 	nowMs := s.cfg.idMs()
 	s.mu.Lock()
-	defer s.unlock()
 	if sh.sealed {
+		s.unlock()
 		return ID{}, false, nil
 	}
 	id, ok := s.autoIDLocked(nowMs)
 	if !ok {
+		s.unlock()
 		return ID{}, true, s.exhausted()
 	}
 	s.appendLocked(id, fields)
 	s.notifyLocked()
+	if s.log != nil {
+		s.unlockLogged()
+	} else {
+		s.mu.Unlock()
+	}
 	return id, true, nil
 }
 
@@ -325,37 +337,45 @@ type PutResult struct {
 // is atomic with respect to reshards: a record lands in a shard before the
 // shard's ending sequence number, or in a child, never in a closed shard.
 func (ss *ShardedStream) Put(partitionKey string, args PutArgs, fields ...Field) (PutResult, error) {
-	defer ss.settle()
+	// Every return settles (see settle), written out instead of deferred
+	// as Put is hot.
 	if err := checkPartitionKey(partitionKey); err != nil {
+		ss.settle()
 		return PutResult{}, err
 	}
 	var h HashKey
 	if args.ExplicitHashKey != "" {
 		var err error
 		if h, err = ParseHashKey(args.ExplicitHashKey); err != nil {
+			ss.settle()
 			return PutResult{}, err
 		}
 	} else {
 		h = PartitionHashKey(partitionKey)
 	}
 	if len(fields) == 0 {
+		ss.settle()
 		return PutResult{}, errorf(ErrNoFields, "Put of partition key %q was given no fields", partitionKey)
 	}
-	var buf [8]Field
-	fs := buf[:0]
-	if len(fields)+1 > len(buf) {
-		fs = make([]Field, 0, len(fields)+1)
+	// The entry stored: the partition key, then the fields; on the stack
+	// for up to 7 fields, in the smaller of two buffers that holds them, as
+	// each one is zeroed first.
+	var fs []Field
+	switch {
+	case len(fields) < 4:
+		var buf [4]Field
+		fs = keyFirst(buf[:], partitionKey, fields)
+	case len(fields) < 8:
+		var buf [8]Field
+		fs = keyFirst(buf[:], partitionKey, fields)
+	default:
+		fs = keyFirst(make([]Field, len(fields)+1), partitionKey, fields)
 	}
-	fs = append(fs, Field{partitionKeyField, partitionKey})
-	fs = append(fs, fields...)
 
 	open := *ss.routing.Load()
 	for {
 		sh := route(open, h)
 		id, ok, err := sh.add(fs)
-		if err != nil {
-			return PutResult{}, err
-		}
 		if !ok {
 			// A reshard closed the shard: wait for it to end and route
 			// again.
@@ -364,11 +384,27 @@ func (ss *ShardedStream) Put(partitionKey string, args PutArgs, fields ...Field)
 			ss.mu.RUnlock()
 			continue
 		}
-		if int64(id.Ms) >= ss.nextExpire.Load() {
+		if err == nil && int64(id.Ms) >= ss.nextExpire.Load() {
 			ss.expire(int64(id.Ms), false)
+		}
+		ss.settle()
+		if err != nil {
+			return PutResult{}, err
 		}
 		return PutResult{ShardID: sh.id, SequenceNumber: id}, nil
 	}
+}
+
+// keyFirst writes the partition key field and then fields to dst, which
+// has room for them, and returns that part of dst. It copies them one by
+// one, as an append would call memmove for a few words.
+func keyFirst(dst []Field, partitionKey string, fields []Field) []Field {
+	dst[0] = Field{partitionKeyField, partitionKey}
+	rest := dst[1:][:len(fields)]
+	for i, f := range fields {
+		rest[i] = f
+	}
+	return dst[:len(fields)+1]
 }
 
 // PutRecordsEntry is one record of a PutRecords batch.

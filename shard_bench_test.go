@@ -2,6 +2,7 @@ package xstream
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -12,8 +13,10 @@ import (
 var shardBenchFields = Fields("sensor-id", "1234", "temperature", "19.8")
 
 // BenchmarkShardedPut puts records with 1,000 distinct partition keys into
-// a 4-shard stream; the baseline sub-benchmark adds the same entry to a
-// plain Stream in the same run, for the ratio.
+// a 4-shard stream; the baseline sub-benchmarks add the same entry to a
+// plain Stream and hash the keys, in the same run. The ratio sub-benchmark
+// reports Put's time over that of an Add of the entry Put stores plus the
+// MD5 of its key (see putRatio).
 func BenchmarkShardedPut(b *testing.B) {
 	keys := make([]string, 1000)
 	for i := range keys {
@@ -95,6 +98,63 @@ func BenchmarkShardedPut(b *testing.B) {
 			i++
 		}
 	})
+	b.Run("ratio", func(b *testing.B) { putRatio(b, keys) })
+}
+
+// putRatio times b.N Puts into a 4-shard stream in rounds of 512 and,
+// after each round with the timer stopped, as many Adds of the entry Put
+// stores (the fields with the partition key first) to a plain Stream and
+// as many MD5s of the keys. It reports Put's time over the sum of the
+// other two as x-add+md5, so that the ratio comes from one run and the
+// machine's noise hits all three alike; the median of the rounds' ratios
+// as x-add+md5-median, which a round slowed by another process moves
+// less; and the two baselines' ns/op.
+func putRatio(b *testing.B, keys []string) {
+	const chunk = 512
+	ss, err := NewShardedStream(ShardedArgs{Shards: 4})
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := NewStream()
+	var tPut, tAdd, tMD5 time.Duration
+	var ratios []float64
+	var sink HashKey
+	b.ReportAllocs()
+	b.ResetTimer()
+	for done := 0; done < b.N; {
+		n := min(chunk, b.N-done)
+		start := time.Now()
+		for i := done; i < done+n; i++ {
+			if _, err := ss.Put(keys[i%len(keys)], PutArgs{}, shardBenchFields...); err != nil {
+				b.Fatal(err)
+			}
+		}
+		dPut := time.Since(start)
+		b.StopTimer()
+		start = time.Now()
+		for i := done; i < done+n; i++ {
+			if _, err := s.Add(AddArgs{}, Field{partitionKeyField, keys[i%len(keys)]}, shardBenchFields[0], shardBenchFields[1]); err != nil {
+				b.Fatal(err)
+			}
+		}
+		dAdd := time.Since(start)
+		start = time.Now()
+		for i := done; i < done+n; i++ {
+			sink = sink.add(PartitionHashKey(keys[i%len(keys)]))
+		}
+		dMD5 := time.Since(start)
+		tPut, tAdd, tMD5 = tPut+dPut, tAdd+dAdd, tMD5+dMD5
+		ratios = append(ratios, float64(dPut)/float64(dAdd+dMD5))
+		done += n
+		b.StartTimer()
+	}
+	b.StopTimer()
+	_ = sink
+	slices.Sort(ratios)
+	b.ReportMetric(float64(tPut)/float64(tAdd+tMD5), "x-add+md5")
+	b.ReportMetric(ratios[len(ratios)/2], "x-add+md5-median")
+	b.ReportMetric(float64(tAdd.Nanoseconds())/float64(b.N), "add-ns/op")
+	b.ReportMetric(float64(tMD5.Nanoseconds())/float64(b.N), "md5-ns/op")
 }
 
 // BenchmarkSplitShard splits a shard holding 10,000 or 1,000,000

@@ -3,6 +3,9 @@ package xstream
 import (
 	"crypto/md5"
 	"math/big"
+	"math/rand/v2"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -156,6 +159,33 @@ func TestPutExplicitHashKeyAndOrder(t *testing.T) {
 	assert.Equal(t, clk.now().UnixMilli(), got.Records[0].ArrivalTime().UnixMilli())
 }
 
+// TestPutFieldCounts stores records of 1 to 12 fields, through each of
+// Put's buffers for the entry (up to 3 fields, up to 7, more), and reads
+// back the partition key and the fields in order, unchanged in the
+// caller's slice.
+func TestPutFieldCounts(t *testing.T) {
+	clk := newTestClock(1_700_000_000_000)
+	ss := newSharded(t, 1, clk)
+	for n := 1; n <= 12; n++ {
+		fields := make([]Field, n)
+		for i := range fields {
+			fields[i] = Field{"f" + strconv.Itoa(i), strconv.Itoa(n*100 + i)}
+		}
+		want := slices.Clone(fields)
+		pk := "key-" + strconv.Itoa(n)
+		res, err := ss.Put(pk, PutArgs{}, fields...)
+		require.NoError(t, err)
+		assert.Equal(t, want, fields, "the caller's fields")
+		it, err := ss.GetShardIterator(res.ShardID, IteratorArgs{Type: AtSequenceNumber, SequenceNumber: res.SequenceNumber.String()})
+		require.NoError(t, err)
+		got, err := ss.GetRecords(it, 1)
+		require.NoError(t, err)
+		require.Len(t, got.Records, 1)
+		assert.Equal(t, pk, got.Records[0].PartitionKey)
+		assert.Equal(t, want, got.Records[0].Fields, "%d fields", n)
+	}
+}
+
 func TestPutBadInput(t *testing.T) {
 	clk := newTestClock(1_700_000_000_000)
 	ss := newSharded(t, 2, clk)
@@ -179,9 +209,11 @@ func TestPutBadInput(t *testing.T) {
 		require.ErrorIs(t, err, c.err, "pk %q ehk %q", c.pk, c.ehk)
 		assert.Contains(t, err.Error(), c.msg)
 	}
-	// 256 characters of two bytes each are fine.
-	_, err := ss.Put(strings.Repeat("é", 256), PutArgs{}, Fields("a", "b")...)
-	require.NoError(t, err)
+	// 256 characters of one byte, or of two bytes each, are fine.
+	for _, pk := range []string{strings.Repeat("x", 256), strings.Repeat("é", 256)} {
+		_, err := ss.Put(pk, PutArgs{}, Fields("a", "b")...)
+		require.NoError(t, err, "%d bytes", len(pk))
+	}
 	total := 0
 	for _, s := range mustList(t, ss, ShardFilter{}) {
 		it, err := ss.GetShardIterator(s.ShardID, IteratorArgs{Type: TrimHorizon})
@@ -190,7 +222,7 @@ func TestPutBadInput(t *testing.T) {
 		require.NoError(t, err)
 		total += len(res.Records)
 	}
-	assert.Equal(t, 1, total, "only the valid put stored a record")
+	assert.Equal(t, 2, total, "only the valid puts stored a record")
 }
 
 func TestPutRecords(t *testing.T) {
@@ -256,6 +288,39 @@ func TestParseHashKey(t *testing.T) {
 	assert.Equal(t, -1, HashKey{0, 5}.Compare(HashKey{1, 0}))
 	assert.Equal(t, 1, HashKey{1, 0}.Compare(HashKey{0, 5}))
 	assert.Equal(t, 0, HashKey{1, 2}.Compare(HashKey{1, 2}))
+}
+
+// TestRoute checks route against a linear search for the first shard not
+// ending below the key, for 1 to 70 shards of random widths, at every
+// range's ends and beside them and at random keys.
+func TestRoute(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for n := 1; n <= 70; n++ {
+		ends := make([]HashKey, n)
+		for i := range ends[:n-1] {
+			ends[i] = HashKey{rng.Uint64N(4), rng.Uint64()}
+		}
+		ends[n-1] = MaxHashKey()
+		slices.SortFunc(ends, HashKey.Compare)
+		open := make([]*shard, n)
+		for i, e := range ends {
+			open[i] = &shard{num: i, keys: HashKeyRange{EndingHashKey: e}}
+		}
+		keys := []HashKey{{}, MaxHashKey()}
+		for _, e := range ends {
+			keys = append(keys, e, e.add(HashKey{0, 1}), e.sub(HashKey{0, 1}))
+		}
+		for range 100 {
+			keys = append(keys, HashKey{rng.Uint64N(5), rng.Uint64()})
+		}
+		for _, h := range keys {
+			want := 0
+			for ends[want].Less(h) {
+				want++
+			}
+			assert.Equal(t, want, route(open, h).num, "%d shards, key %s", n, h)
+		}
+	}
 }
 
 func TestUniformWidth(t *testing.T) {
