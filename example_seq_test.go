@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -50,6 +51,33 @@ func ExampleStream_Scan() {
 	// 3-0 9
 	// 4-0 16
 	// true
+}
+
+// ScanNoCopy writes each entry somewhere at once, newest first here, with
+// no copy of it: what it yields is valid until the loop body returns, so
+// keeping a value takes strings.Clone.
+func ExampleStream_ScanNoCopy() {
+	s := xstream.NewStream()
+	for i := 1; i <= 5; i++ {
+		s.Add(xstream.AddArgs{ID: fmt.Sprintf("%d-0", i)}, xstream.Fields("n", fmt.Sprint(i*i))...)
+	}
+	entries, err := s.ScanNoCopy("-", "+", 3, true) // at most 3, from the end
+	if err != nil {
+		panic(err)
+	}
+	var w strings.Builder
+	var newest string
+	for id, fields := range entries {
+		fmt.Fprintf(&w, "%s=%s ", id, fields[0].Value) // written out: no copy needed
+		if newest == "" {
+			newest = strings.Clone(fields[0].Value) // kept: cloned
+		}
+	}
+	fmt.Println(strings.TrimSpace(w.String()))
+	fmt.Println(newest)
+	// Output:
+	// 5-0=25 4-0=16 3-0=9
+	// 25
 }
 
 // A DB holds streams by name; Add creates them, Read and ReadGroup take
