@@ -182,3 +182,26 @@ func TestBigBufferFreedAsksForRelease(t *testing.T) {
 		t.Fatal("a buffer of 32 MiB did not ask for a release")
 	}
 }
+
+// An XRANGE of entries with values of bigReply bytes or more keeps its
+// array header first: the big values wait in the reply with the rest
+// until the header is known.
+func TestBigRangeReplyBigValues(t *testing.T) {
+	srv := New(Options{})
+	defer srv.cancel()
+	want := bigStream(t, srv, 3, 2<<20)
+	for _, req := range []string{resp("XRANGE", "s", "-", "+"), resp("XREVRANGE", "s", "+", "-", "COUNT", "1")} {
+		f := &memConn{rep: []byte(req), left: len(req), keep: true}
+		newConn(srv, f).serve()
+		got := f.out.Bytes()
+		if strings.HasPrefix(req, "*4") { // XRANGE: the whole stream
+			if !bytes.Equal(got, want) {
+				t.Fatalf("XRANGE: %d bytes, want %d; starts %.40q", len(got), len(want), got)
+			}
+			continue
+		}
+		if !strings.HasPrefix(string(got), "*1\r\n*2\r\n$3\r\n3-1\r\n*2\r\n$1\r\nf\r\n$2097152\r\n") {
+			t.Fatalf("XREVRANGE COUNT 1 starts %.60q", got)
+		}
+	}
+}

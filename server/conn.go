@@ -90,8 +90,12 @@ type conn struct {
 	// ended, and is held in pieces outside out (see bigreply.go); and
 	// whether it was found larger than MaxReplyBytes.
 	streamed, held int
-	replyOver      bool
-	memOver        bool // the reply would pass MaxClientsMemory
+	// headerLast: the running reply's header goes in front at its end
+	// (rangeReply), so nothing of it may be sent before: big bulk
+	// strings are gathered in out (and pieces) like the rest.
+	headerLast bool
+	replyOver  bool
+	memOver    bool // the reply would pass MaxClientsMemory
 
 	cmdStart int        // where in out the reply of the command in call starts
 	trk      trackState // CLIENT TRACKING and SUBSCRIBE (tracking.go)
@@ -673,7 +677,7 @@ func (c *conn) err(msg string) {
 func (c *conn) int(n int64) { c.out = redcon.AppendInt(c.out, n) }
 func (c *conn) array(n int) { c.out = redcon.AppendArray(c.out, n) }
 func (c *conn) bulk(s string) {
-	if len(s) >= bigReply {
+	if len(s) >= bigReply && !c.headerLast {
 		c.bigBulkString(s)
 		return
 	}
@@ -681,7 +685,7 @@ func (c *conn) bulk(s string) {
 }
 func (c *conn) simple(s string) { c.out = redcon.AppendString(c.out, s) }
 func (c *conn) bulkBytes(b []byte) {
-	if len(b) >= bigReply {
+	if len(b) >= bigReply && !c.headerLast {
 		c.bigBulk(b)
 		return
 	}

@@ -317,6 +317,8 @@ func (c *conn) rangeReply(s *xstream.Stream, lo, hi xstream.ID, count int, rev b
 		c.fail(err)
 		return
 	}
+	c.headerLast = true
+	defer func() { c.headerLast = false }()
 	for id, fields := range seq {
 		c.entry(xstream.Entry{ID: id, Fields: fields})
 		n++
