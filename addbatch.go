@@ -26,12 +26,12 @@ import "github.com/xstreamgo/xstream/internal/wal"
 // batch would be a record larger than the log takes (1 GiB). It wakes readers blocked on the
 // stream once. It is O(entries) amortized, plus the trimming it does.
 func (s *Stream) AddBatch(args AddArgs, entries ...[]Field) ([]ID, error) {
-	return s.addBatch(args, entries, false)
+	return s.addBatch(args, entries, false, "")
 }
 
 // addBatch is AddBatch; inDB makes it fail with errRemoved, changing
-// nothing, when the stream was removed from its DB.
-func (s *Stream) addBatch(args AddArgs, entries [][]Field, inDB bool) ([]ID, error) {
+// nothing, when the stream is no longer called name in its DB.
+func (s *Stream) addBatch(args AddArgs, entries [][]Field, inDB bool, name string) ([]ID, error) {
 	if len(entries) == 0 {
 		return nil, errorf(ErrNoFields, "AddBatch was given no entries")
 	}
@@ -50,7 +50,7 @@ func (s *Stream) addBatch(args AddArgs, entries [][]Field, inDB bool) ([]ID, err
 	ids := make([]ID, len(entries))
 
 	s.mu.Lock()
-	if inDB && s.removed {
+	if s.goneLocked(inDB, name) {
 		s.mu.Unlock()
 		return nil, errRemoved
 	}

@@ -10,14 +10,15 @@ package xstream
 // is set; without replace Copy then changes nothing and returns false. It
 // fails with ErrNoStream when there is no stream src, and with
 // ErrInvalidArgument when src and dst are the same stream; either way
-// nothing changes.
+// nothing changes. A src removed or renamed while Copy runs is copied as
+// it was: the Copy is as if it came first.
 //
 // The copy is a new stream: later changes to one are not seen in the
 // other. Blocked readers of dst are treated as by Rename: a DB.Read reads
 // the copy from where it was, a DB.ReadGroup is served by the copy's group
 // or ends with ErrNoGroup. The entries are appended one by one, so the
 // copy's storage blocks follow to's node size, not necessarily src's. In
-// a durable to the copy is logged as the calls that would make it and
+// a durable DB the copy is logged as the calls that would make it and
 // survives a restart (a dead-letter policy's count of moved entries
 // excepted: it restarts at 0). O(N) in the entries, groups and pending
 // entries copied; src is read-locked meanwhile. Safe for concurrent use.
@@ -37,22 +38,28 @@ func (db *DB) Copy(src string, to *DB, dst string, replace bool) (bool, error) {
 		return false, nil
 	}
 	c := to.newStreamLocked(dst)
+	// A src removed or renamed since the lookup (even onto dst, just
+	// removed above) is copied as it was then: its entries stay as they
+	// were, so the Copy is as if it ran first, and no failure comes after
+	// dst was replaced.
 	s.mu.RLock()
-	if s.removed { // removed since the lookup
-		s.runlock()
-		to.mu.Unlock()
-		if j != nil {
-			j.settle(last)
-		}
-		return false, errorf(ErrNoStream, "Copy %q: no such stream", src)
-	}
 	c.mu.Lock()
 	copyInto(c, s)
 	if s.expireMs != 0 {
 		to.setExpiryLoggedLocked(c, s.expireMs)
 	}
-	s.runlock()
+	// What the copy read must be on disk before Copy returns, as for any
+	// read (runlock); the wait comes once no lock is held.
+	var srcLog *journal
+	var srcLSN uint64
+	if l := s.log; l != nil && !l.deferred {
+		srcLog, srcLSN = l.j, l.lsn
+	}
+	s.mu.RUnlock()
 	to.insertNewLocked(c, j, last)
+	if srcLog != nil {
+		srcLog.durable(srcLSN)
+	}
 	return true, nil
 }
 

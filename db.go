@@ -103,7 +103,7 @@ func (db *DB) Add(name string, args AddArgs, fields ...Field) (ID, error) {
 		if !ok {
 			break
 		}
-		if id, err := s.add(args, fields, true); err != errRemoved {
+		if id, err := s.add(args, fields, true, name); err != errRemoved {
 			return id, err
 		}
 	}
@@ -131,7 +131,7 @@ func (db *DB) AddBatch(name string, args AddArgs, entries ...[]Field) ([]ID, err
 		if !ok {
 			break
 		}
-		if ids, err := s.addBatch(args, entries, true); err != errRemoved {
+		if ids, err := s.addBatch(args, entries, true, name); err != errRemoved {
 			return ids, err
 		}
 	}

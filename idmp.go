@@ -270,15 +270,15 @@ func (s *Stream) SetIdempotence(c IdempotenceConfig) error {
 	if err := c.check(); err != nil {
 		return err
 	}
-	return s.setIdempotence(c, false)
+	return s.setIdempotence(c, false, "")
 }
 
 // setIdempotence is SetIdempotence of a checked c; inDB makes it fail with
-// errRemoved, changing nothing, when s was removed from its DB.
-func (s *Stream) setIdempotence(c IdempotenceConfig, inDB bool) error {
+// errRemoved, changing nothing, when s is no longer called name in its DB.
+func (s *Stream) setIdempotence(c IdempotenceConfig, inDB bool, name string) error {
 	s.mu.Lock()
 	defer s.unlock()
-	if inDB && s.removed {
+	if s.goneLocked(inDB, name) {
 		return errRemoved
 	}
 	cur := s.idmp.config()
@@ -306,7 +306,7 @@ func (db *DB) SetIdempotence(name string, c IdempotenceConfig) error {
 		if !ok {
 			return errorf(ErrNoStream, "%q", name)
 		}
-		if err := s.setIdempotence(c, true); err != errRemoved {
+		if err := s.setIdempotence(c, true, name); err != errRemoved {
 			return err
 		}
 	}

@@ -258,3 +258,32 @@ func TestRenameDurable(t *testing.T) {
 	db = openT(t, dir, clk)
 	require.Equal(t, []string{"d"}, db.Names(""), "a rename after the snapshot replays")
 }
+
+// A DB call that found a stream by name and then waited for its lock
+// while a Rename moved it does not write to the renamed stream: it looks
+// the name up again (goneLocked), so DB.Add of the old name makes a new
+// stream, as in Redis.
+func TestRenameThenStaleLookup(t *testing.T) {
+	db := NewDB()
+	_, err := db.Add("a", AddArgs{ID: "1-1"}, Fields("f", "v")...)
+	require.NoError(t, err)
+	s, ok := db.Lookup("a")
+	require.True(t, ok)
+	renamed, err := db.Rename("a", "b", false)
+	require.NoError(t, err)
+	require.True(t, renamed)
+	_, err = s.add(AddArgs{ID: "2-1"}, Fields("f", "v"), true, "a")
+	require.ErrorIs(t, err, errRemoved)
+	_, err = s.addBatch(AddArgs{ID: "2-1"}, [][]Field{Fields("f", "v")}, true, "a")
+	require.ErrorIs(t, err, errRemoved)
+	require.ErrorIs(t, s.setIdempotence(IdempotenceConfig{Duration: time.Minute, MaxSize: 5}, true, "a"), errRemoved)
+	require.Equal(t, int64(1), s.Len(), "the renamed stream is unchanged")
+
+	_, err = db.Add("a", AddArgs{ID: "3-1"}, Fields("f", "v")...)
+	require.NoError(t, err)
+	na, _ := db.Lookup("a")
+	nb, _ := db.Lookup("b")
+	require.Equal(t, int64(1), na.Len())
+	require.Equal(t, int64(1), nb.Len())
+	require.Same(t, s, nb)
+}

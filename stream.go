@@ -187,15 +187,23 @@ type AddArgs struct {
 // the stream. Add is O(1) amortized, plus the trimming it does (and for
 // Idempotency.Auto the hash of the fields).
 func (s *Stream) Add(args AddArgs, fields ...Field) (ID, error) {
-	return s.add(args, fields, false)
+	return s.add(args, fields, false, "")
 }
 
-// errRemoved tells DB.Add that its stream was removed after the lookup.
+// errRemoved tells DB.Add that its stream was removed or renamed after
+// the lookup.
 var errRemoved = errors.New("stream removed from its DB")
 
+// goneLocked reports, for a call of the DB on the stream it found called
+// name (inDB), that the stream is no longer that: removed, or renamed
+// since the lookup. The caller then looks the name up again. s.mu is held.
+func (s *Stream) goneLocked(inDB bool, name string) bool {
+	return inDB && (s.removed || s.Name() != name)
+}
+
 // add is Add; inDB makes it fail with errRemoved, changing nothing, when
-// the stream was removed from its DB.
-func (s *Stream) add(args AddArgs, fields []Field, inDB bool) (ID, error) {
+// the stream is no longer called name in its DB (goneLocked).
+func (s *Stream) add(args AddArgs, fields []Field, inDB bool, name string) (ID, error) {
 	if len(fields) == 0 {
 		return ID{}, errorf(ErrNoFields, "Add was given no fields")
 	}
@@ -213,7 +221,7 @@ func (s *Stream) add(args AddArgs, fields []Field, inDB bool) (ID, error) {
 	}
 
 	s.mu.Lock()
-	if inDB && s.removed {
+	if s.goneLocked(inDB, name) {
 		s.mu.Unlock()
 		return ID{}, errRemoved
 	}

@@ -2,6 +2,7 @@ package server
 
 import (
 	"errors"
+	"math"
 
 	"github.com/xstreamgo/xstream"
 )
@@ -37,15 +38,19 @@ func copyCmd(c *conn, args [][]byte) {
 				c.err(errNotInt)
 				return
 			}
+			if n < math.MinInt32 || n > math.MaxInt32 { // getIntFromObjectOrReply's range
+				c.err("ERR value is out of range, value must between -2147483648 and 2147483647")
+				return
+			}
+			if n < 0 || n >= numDBs { // checked as it is read, before what follows
+				c.err("ERR DB index is out of range")
+				return
+			}
 			dbID = n
 		default:
 			c.err(errSyntax)
 			return
 		}
-	}
-	if dbID < 0 || dbID >= numDBs {
-		c.err("ERR DB index is out of range")
-		return
 	}
 	src, dst := string(args[1]), string(args[2])
 	if int(dbID) == c.db && src == dst {

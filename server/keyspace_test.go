@@ -140,6 +140,8 @@ func TestDiffCopy(t *testing.T) {
 	p.do("COPY", "a", "z", "DB", "16")
 	p.do("COPY", "a", "z", "DB", "-1")
 	p.do("COPY", "a", "z", "DB", "x")
+	p.do("COPY", "a", "z", "DB", "99", "FOO")         // the DB is checked as it is read
+	p.do("COPY", "a", "z", "DB", "4294967296", "FOO") // past an int
 	p.do("COPY", "a", "z", "DB")
 	p.do("COPY", "a", "z", "FOO")
 	p.do("COPY", "a")

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -109,7 +110,7 @@ var slowlogHelp = []string{
 // by default, all with -1). O(count).
 func slowlogGet(c *conn, args [][]byte) {
 	if len(args) > 3 {
-		c.err("ERR unknown subcommand or wrong number of arguments for 'GET'. Try SLOWLOG HELP.")
+		c.err(fmt.Sprintf("ERR unknown subcommand or wrong number of arguments for '%s'. Try SLOWLOG HELP.", args[1]))
 		return
 	}
 	count := int64(10)
