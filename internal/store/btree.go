@@ -14,7 +14,8 @@ type BTree[V any] struct {
 	free [2][]*btNode[V] // spare leaf and inner nodes, for reuse
 	// last is the rightmost leaf, when known: IDs arriving in order are
 	// appended to it, and the largest ID removed from it, without a
-	// descent. Splits and merges forget it.
+	// descent. Splits and merges forget it; borrows between siblings keep
+	// every leaf in its place.
 	last *btNode[V]
 }
 
@@ -211,6 +212,9 @@ func (t *BTree[V]) Delete(id ID) (V, bool) {
 		t.root = old.kids[0]
 		t.freeNode(old)
 		t.last = nil
+		if t.root.leaf() {
+			t.last = t.root // the only leaf is the rightmost
+		}
 	}
 	if ok {
 		t.n--
@@ -272,40 +276,50 @@ func (n *btNode[V]) maxItem() btItem[V] {
 }
 
 // grow gives kid i more than btMinItems items, borrowing from a sibling or
-// merging with one.
+// merging with one. A borrow moves half the difference of the two sizes
+// (while the sibling keeps more than btMinItems), so that a run of
+// removals at one end of a node, as when in-order acknowledgements empty
+// the list, shifts the kid's items once per several removals instead of
+// once per removal: O(btMaxItems) per call, O(1) amortized per removal
+// of such a run.
 func (t *BTree[V]) grow(n *btNode[V], i int) {
-	t.last = nil
 	kid := n.kids[i]
 	switch {
 	case i > 0 && len(n.kids[i-1].items) > btMinItems:
 		left := n.kids[i-1]
-		kid.items = append(kid.items, btItem[V]{})
-		copy(kid.items[1:], kid.items)
-		kid.items[0] = n.items[i-1]
-		n.items[i-1] = left.items[len(left.items)-1]
-		left.items[len(left.items)-1] = btItem[V]{}
-		left.items = left.items[:len(left.items)-1]
+		k := borrowCount(len(left.items), len(kid.items))
+		l := len(left.items) - k // left keeps items[:l]; items[l] goes up
+		kid.items = append(kid.items, make([]btItem[V], k)...)
+		copy(kid.items[k:], kid.items)
+		copy(kid.items, left.items[l+1:])
+		kid.items[k-1] = n.items[i-1]
+		n.items[i-1] = left.items[l]
+		clear(left.items[l:])
+		left.items = left.items[:l]
 		if !kid.leaf() {
-			kid.kids = append(kid.kids, nil)
-			copy(kid.kids[1:], kid.kids)
-			kid.kids[0] = left.kids[len(left.kids)-1]
-			left.kids[len(left.kids)-1] = nil
-			left.kids = left.kids[:len(left.kids)-1]
+			kid.kids = append(kid.kids, make([]*btNode[V], k)...)
+			copy(kid.kids[k:], kid.kids)
+			copy(kid.kids, left.kids[l+1:])
+			clear(left.kids[l+1:])
+			left.kids = left.kids[:l+1]
 		}
 	case i < len(n.items) && len(n.kids[i+1].items) > btMinItems:
 		right := n.kids[i+1]
+		k := borrowCount(len(right.items), len(kid.items))
 		kid.items = append(kid.items, n.items[i])
-		n.items[i] = right.items[0]
-		copy(right.items, right.items[1:])
-		right.items[len(right.items)-1] = btItem[V]{}
-		right.items = right.items[:len(right.items)-1]
+		kid.items = append(kid.items, right.items[:k-1]...)
+		n.items[i] = right.items[k-1]
+		r := copy(right.items, right.items[k:])
+		clear(right.items[r:])
+		right.items = right.items[:r]
 		if !kid.leaf() {
-			kid.kids = append(kid.kids, right.kids[0])
-			copy(right.kids, right.kids[1:])
-			right.kids[len(right.kids)-1] = nil
-			right.kids = right.kids[:len(right.kids)-1]
+			kid.kids = append(kid.kids, right.kids[:k]...)
+			r := copy(right.kids, right.kids[k:])
+			clear(right.kids[r:])
+			right.kids = right.kids[:r]
 		}
 	default:
+		t.last = nil
 		if i == len(n.items) {
 			i--
 			kid = n.kids[i]
@@ -324,6 +338,15 @@ func (t *BTree[V]) grow(n *btNode[V], i int) {
 		n.kids = n.kids[:len(n.kids)-1]
 		t.freeNode(right)
 	}
+}
+
+// borrowCount is how many items a kid of kidLen items takes from a
+// sibling of sibLen > btMinItems items (counting the separator that goes
+// down): half the difference, at least 1, and no more than leaves the
+// sibling btMinItems. O(1).
+func borrowCount(sibLen, kidLen int) int {
+	k := min((sibLen-kidLen)/2, sibLen-btMinItems)
+	return max(k, 1)
 }
 
 // Ceil returns the smallest ID >= id with a pointer to its value, or
