@@ -188,8 +188,16 @@ func (c *collector) entries() []Entry {
 	}
 	str := c.text()
 	fields := make([]Field, len(c.spans)/2)
-	for i := range fields {
-		fields[i] = Field{str.at(c.spans[2*i]), str.at(c.spans[2*i+1])}
+	if str.chunks == nil { // the usual collect, one string: no chunk to look up
+		whole, sp := str.str, c.spans[:2*len(fields)]
+		for i := range fields {
+			name, value := sp[2*i], sp[2*i+1]
+			fields[i] = Field{whole[name.off : name.off+name.len], whole[value.off : value.off+value.len]}
+		}
+	} else {
+		for i := range fields {
+			fields[i] = Field{str.at(c.spans[2*i]), str.at(c.spans[2*i+1])}
+		}
 	}
 	out := make([]Entry, len(c.ids))
 	for i, id := range c.ids {
