@@ -189,10 +189,9 @@ func (c *collector) entries() []Entry {
 	str := c.text()
 	fields := make([]Field, len(c.spans)/2)
 	if str.chunks == nil { // the usual collect, one string: no chunk to look up
-		whole, sp := str.str, c.spans[:2*len(fields)]
 		for i := range fields {
-			name, value := sp[2*i], sp[2*i+1]
-			fields[i] = Field{whole[name.off : name.off+name.len], whole[value.off : value.off+value.len]}
+			name, value := c.spans[2*i], c.spans[2*i+1]
+			fields[i] = Field{str.str[name.off : name.off+name.len], str.str[value.off : value.off+value.len]}
 		}
 	} else {
 		for i := range fields {

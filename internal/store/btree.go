@@ -111,10 +111,13 @@ func (t *BTree[V]) Get(id ID) *V {
 // pointer to the value stored under id (valid until the next change of the
 // tree) and whether id was new. O(log n).
 func (t *BTree[V]) Insert(id ID, v V) (*V, bool) {
-	if l := t.last; l != nil && len(l.items) > 0 && len(l.items) < btMaxItems && l.items[len(l.items)-1].id.Less(id) {
-		l.items = append(l.items, btItem[V]{v: v, id: id})
-		t.n++
-		return &l.items[len(l.items)-1].v, true
+	if l := t.last; l != nil {
+		if k := len(l.items); k > 0 && k < btMaxItems && l.items[k-1].id.Less(id) {
+			l.items = l.items[:k+1] // within the capacity, btMaxItems
+			l.items[k] = btItem[V]{v: v, id: id}
+			t.n++
+			return &l.items[k].v, true
+		}
 	}
 	if t.root == nil {
 		t.root = t.newNode(true)
@@ -195,16 +198,18 @@ func (t *BTree[V]) insertAt(n *btNode[V], id ID, v V) (*V, bool) {
 // Delete removes id; it returns its value and whether it was there.
 // O(log n).
 func (t *BTree[V]) Delete(id ID) (V, bool) {
+	if l := t.last; l != nil {
+		if k := len(l.items) - 1; k >= 0 && l.items[k].id == id && (k >= btMinItems || l == t.root) {
+			v := l.items[k].v
+			l.items[k] = btItem[V]{}
+			l.items = l.items[:k]
+			t.n--
+			return v, true
+		}
+	}
 	var zero V
 	if t.root == nil {
 		return zero, false
-	}
-	if l := t.last; l != nil && len(l.items) > 0 && (len(l.items) > btMinItems || l == t.root) && l.items[len(l.items)-1].id == id {
-		it := l.items[len(l.items)-1]
-		l.items[len(l.items)-1] = btItem[V]{}
-		l.items = l.items[:len(l.items)-1]
-		t.n--
-		return it.v, true
 	}
 	v, ok := t.remove(t.root, id, false)
 	if len(t.root.items) == 0 && !t.root.leaf() {
