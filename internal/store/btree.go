@@ -111,13 +111,10 @@ func (t *BTree[V]) Get(id ID) *V {
 // pointer to the value stored under id (valid until the next change of the
 // tree) and whether id was new. O(log n).
 func (t *BTree[V]) Insert(id ID, v V) (*V, bool) {
-	if l := t.last; l != nil {
-		if k := len(l.items); k > 0 && k < btMaxItems && l.items[k-1].id.Less(id) {
-			l.items = l.items[:k+1] // within the capacity, btMaxItems
-			l.items[k] = btItem[V]{v: v, id: id}
-			t.n++
-			return &l.items[k].v, true
-		}
+	if l := t.last; l != nil && len(l.items) > 0 && len(l.items) < btMaxItems && l.items[len(l.items)-1].id.Less(id) {
+		l.items = append(l.items, btItem[V]{v: v, id: id})
+		t.n++
+		return &l.items[len(l.items)-1].v, true
 	}
 	if t.root == nil {
 		t.root = t.newNode(true)
