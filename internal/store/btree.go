@@ -14,8 +14,8 @@ type BTree[V any] struct {
 	free [2][]*btNode[V] // spare leaf and inner nodes, for reuse
 	// last is the rightmost leaf, when known: IDs arriving in order are
 	// appended to it, and the largest ID removed from it, without a
-	// descent. Splits and merges forget it; borrows between siblings keep
-	// every leaf in its place.
+	// descent. Splits, merges and single borrows forget it; the borrows of
+	// a run of removals keep it (they move no leaf).
 	last *btNode[V]
 }
 
@@ -195,18 +195,16 @@ func (t *BTree[V]) insertAt(n *btNode[V], id ID, v V) (*V, bool) {
 // Delete removes id; it returns its value and whether it was there.
 // O(log n).
 func (t *BTree[V]) Delete(id ID) (V, bool) {
-	if l := t.last; l != nil {
-		if k := len(l.items) - 1; k >= 0 && l.items[k].id == id && (k >= btMinItems || l == t.root) {
-			v := l.items[k].v
-			l.items[k] = btItem[V]{}
-			l.items = l.items[:k]
-			t.n--
-			return v, true
-		}
-	}
 	var zero V
 	if t.root == nil {
 		return zero, false
+	}
+	if l := t.last; l != nil && len(l.items) > 0 && (len(l.items) > btMinItems || l == t.root) && l.items[len(l.items)-1].id == id {
+		it := l.items[len(l.items)-1]
+		l.items[len(l.items)-1] = btItem[V]{}
+		l.items = l.items[:len(l.items)-1]
+		t.n--
+		return it.v, true
 	}
 	v, ok := t.remove(t.root, id, false)
 	if len(t.root.items) == 0 && !t.root.leaf() {
@@ -254,7 +252,7 @@ func (t *BTree[V]) remove(n *btNode[V], id ID, max bool) (V, bool) {
 			}
 		}
 		if len(n.kids[i].items) <= btMinItems {
-			t.grow(n, i)
+			t.grow(n, i, id, max)
 			continue // the items of n moved: look again
 		}
 		if found {
@@ -277,19 +275,25 @@ func (n *btNode[V]) maxItem() btItem[V] {
 	return n.items[len(n.items)-1]
 }
 
-// grow gives kid i more than btMinItems items, borrowing from a sibling or
-// merging with one. A borrow moves half the difference of the two sizes
-// (while the sibling keeps more than btMinItems), so that a run of
-// removals at one end of a node, as when in-order acknowledgements empty
-// the list, shifts the kid's items once per several removals instead of
-// once per removal: O(btMaxItems) per call, O(1) amortized per removal
-// of such a run.
-func (t *BTree[V]) grow(n *btNode[V], i int) {
+// grow gives kid i more than btMinItems items before the removal of id
+// (or, with max, of the largest item) from it, borrowing from a sibling
+// or merging with one. A borrow takes one item; when id is at the end of
+// the kid away from the sibling (the first of a run of removals going
+// towards the sibling, as when in-order acknowledgements empty the list)
+// it takes half the difference of the two sizes (the sibling keeping
+// btMinItems), so that such a run shifts the kid's items once per
+// several removals instead of once per removal. O(btMaxItems) per call,
+// O(1) amortized per removal of such a run.
+func (t *BTree[V]) grow(n *btNode[V], i int, id ID, max bool) {
 	kid := n.kids[i]
 	switch {
 	case i > 0 && len(n.kids[i-1].items) > btMinItems:
 		left := n.kids[i-1]
-		k := borrowCount(len(left.items), len(kid.items))
+		run := !max && len(kid.items) > 0 && !id.Less(kid.items[len(kid.items)-1].id)
+		if !run {
+			t.last = nil // scattered removals: the fast path would cost them more than it saves
+		}
+		k := borrowCount(len(left.items), len(kid.items), run)
 		l := len(left.items) - k // left keeps items[:l]; items[l] goes up
 		kid.items = append(kid.items, make([]btItem[V], k)...)
 		copy(kid.items[k:], kid.items)
@@ -307,7 +311,11 @@ func (t *BTree[V]) grow(n *btNode[V], i int) {
 		}
 	case i < len(n.items) && len(n.kids[i+1].items) > btMinItems:
 		right := n.kids[i+1]
-		k := borrowCount(len(right.items), len(kid.items))
+		run := !max && len(kid.items) > 0 && !kid.items[0].id.Less(id)
+		if !run {
+			t.last = nil // scattered removals: the fast path would cost them more than it saves
+		}
+		k := borrowCount(len(right.items), len(kid.items), run)
 		kid.items = append(kid.items, n.items[i])
 		kid.items = append(kid.items, right.items[:k-1]...)
 		n.items[i] = right.items[k-1]
@@ -344,9 +352,12 @@ func (t *BTree[V]) grow(n *btNode[V], i int) {
 
 // borrowCount is how many items a kid of kidLen items takes from a
 // sibling of sibLen > btMinItems items (counting the separator that goes
-// down): half the difference, at least 1, and no more than leaves the
-// sibling btMinItems. O(1).
-func borrowCount(sibLen, kidLen int) int {
+// down): 1, or with run half the difference, at least 1, and no more than
+// leaves the sibling btMinItems. O(1).
+func borrowCount(sibLen, kidLen int, run bool) int {
+	if !run {
+		return 1
+	}
 	k := min((sibLen-kidLen)/2, sibLen-btMinItems)
 	return max(k, 1)
 }
