@@ -277,23 +277,40 @@ func (n *btNode[V]) maxItem() btItem[V] {
 
 // grow gives kid i more than btMinItems items before the removal of id
 // (or, with max, of the largest item) from it, borrowing from a sibling
-// or merging with one. A borrow takes one item; when id is at the end of
-// the kid away from the sibling (the first of a run of removals going
-// towards the sibling, as when in-order acknowledgements empty the list)
+// or merging with one. A borrow takes one item, but when id is the last
+// of the kid and the kid the last of n (the first of a run of removals
+// going down at the right end, as a sorted batch of acknowledgements is
+// removed)
 // it takes half the difference of the two sizes (the sibling keeping
-// btMinItems), so that such a run shifts the kid's items once per
-// several removals instead of once per removal. O(btMaxItems) per call,
-// O(1) amortized per removal of such a run.
+// btMinItems), so that the run shifts the kid's items once per several
+// removals instead of once per removal. (Short runs going up, as
+// AutoClaim's, lost more to the larger borrows than they saved.)
+// O(btMaxItems) per call, O(1) amortized per removal of such a run.
 func (t *BTree[V]) grow(n *btNode[V], i int, id ID, max bool) {
 	kid := n.kids[i]
 	switch {
 	case i > 0 && len(n.kids[i-1].items) > btMinItems:
 		left := n.kids[i-1]
-		run := !max && len(kid.items) > 0 && !id.Less(kid.items[len(kid.items)-1].id)
-		if !run {
-			t.last = nil // scattered removals: the fast path would cost them more than it saves
+		if max || i < len(n.items) || len(kid.items) == 0 || id.Less(kid.items[len(kid.items)-1].id) {
+			// One item, and the rightmost leaf forgotten: a scattered
+			// removal would pay more for the fast path than it saves.
+			t.last = nil
+			kid.items = append(kid.items, btItem[V]{})
+			copy(kid.items[1:], kid.items)
+			kid.items[0] = n.items[i-1]
+			n.items[i-1] = left.items[len(left.items)-1]
+			left.items[len(left.items)-1] = btItem[V]{}
+			left.items = left.items[:len(left.items)-1]
+			if !kid.leaf() {
+				kid.kids = append(kid.kids, nil)
+				copy(kid.kids[1:], kid.kids)
+				kid.kids[0] = left.kids[len(left.kids)-1]
+				left.kids[len(left.kids)-1] = nil
+				left.kids = left.kids[:len(left.kids)-1]
+			}
+			return
 		}
-		k := borrowCount(len(left.items), len(kid.items), run)
+		k := borrowCount(len(left.items), len(kid.items))
 		l := len(left.items) - k // left keeps items[:l]; items[l] goes up
 		kid.items = append(kid.items, make([]btItem[V], k)...)
 		copy(kid.items[k:], kid.items)
@@ -310,23 +327,18 @@ func (t *BTree[V]) grow(n *btNode[V], i int, id ID, max bool) {
 			left.kids = left.kids[:l+1]
 		}
 	case i < len(n.items) && len(n.kids[i+1].items) > btMinItems:
+		t.last = nil
 		right := n.kids[i+1]
-		run := !max && len(kid.items) > 0 && !kid.items[0].id.Less(id)
-		if !run {
-			t.last = nil // scattered removals: the fast path would cost them more than it saves
-		}
-		k := borrowCount(len(right.items), len(kid.items), run)
 		kid.items = append(kid.items, n.items[i])
-		kid.items = append(kid.items, right.items[:k-1]...)
-		n.items[i] = right.items[k-1]
-		r := copy(right.items, right.items[k:])
-		clear(right.items[r:])
-		right.items = right.items[:r]
+		n.items[i] = right.items[0]
+		copy(right.items, right.items[1:])
+		right.items[len(right.items)-1] = btItem[V]{}
+		right.items = right.items[:len(right.items)-1]
 		if !kid.leaf() {
-			kid.kids = append(kid.kids, right.kids[:k]...)
-			r := copy(right.kids, right.kids[k:])
-			clear(right.kids[r:])
-			right.kids = right.kids[:r]
+			kid.kids = append(kid.kids, right.kids[0])
+			copy(right.kids, right.kids[1:])
+			right.kids[len(right.kids)-1] = nil
+			right.kids = right.kids[:len(right.kids)-1]
 		}
 	default:
 		t.last = nil
@@ -350,14 +362,11 @@ func (t *BTree[V]) grow(n *btNode[V], i int, id ID, max bool) {
 	}
 }
 
-// borrowCount is how many items a kid of kidLen items takes from a
-// sibling of sibLen > btMinItems items (counting the separator that goes
-// down): 1, or with run half the difference, at least 1, and no more than
-// leaves the sibling btMinItems. O(1).
-func borrowCount(sibLen, kidLen int, run bool) int {
-	if !run {
-		return 1
-	}
+// borrowCount is how many items a kid of kidLen items takes from its left
+// sibling of sibLen > btMinItems items for a run of removals (counting
+// the separator that goes down): half the difference, at least 1, and no
+// more than leaves the sibling btMinItems. O(1).
+func borrowCount(sibLen, kidLen int) int {
 	k := min((sibLen-kidLen)/2, sibLen-btMinItems)
 	return max(k, 1)
 }
