@@ -188,8 +188,15 @@ func (c *collector) entries() []Entry {
 	}
 	str := c.text()
 	fields := make([]Field, len(c.spans)/2)
-	for i := range fields {
-		fields[i] = Field{str.at(c.spans[2*i]), str.at(c.spans[2*i+1])}
+	if str.chunks == nil { // the usual collect, one string: no chunk to look up
+		for i := range fields {
+			name, value := c.spans[2*i], c.spans[2*i+1]
+			fields[i] = Field{str.str[name.off : name.off+name.len], str.str[value.off : value.off+value.len]}
+		}
+	} else {
+		for i := range fields {
+			fields[i] = Field{str.at(c.spans[2*i]), str.at(c.spans[2*i+1])}
+		}
 	}
 	out := make([]Entry, len(c.ids))
 	for i, id := range c.ids {

@@ -2,7 +2,6 @@ package xstream
 
 import (
 	"math"
-	"slices"
 	"time"
 )
 
@@ -55,12 +54,12 @@ func (s *Stream) ackIDsLocked(group string, ids []ID) (int64, error) {
 		return 0, err
 	}
 	var n int64
-	if slices.IsSortedFunc(ids, ID.Compare) {
+	if idsSorted(ids) {
 		// Removing the largest IDs first takes items off the ends of the
 		// B-tree's nodes instead of shifting them: the usual batch of
 		// acknowledgements comes sorted.
-		for _, id := range slices.Backward(ids) {
-			if s.ackLocked(g, id) {
+		for i := len(ids) - 1; i >= 0; i-- {
+			if s.ackLocked(g, ids[i]) {
 				n++
 			}
 		}
@@ -72,6 +71,17 @@ func (s *Stream) ackIDsLocked(group string, ids []ID) (int64, error) {
 		}
 	}
 	return n, nil
+}
+
+// idsSorted reports whether ids are in increasing order (equal neighbours
+// allowed). O(len(ids)).
+func idsSorted(ids []ID) bool {
+	for i := 1; i < len(ids); i++ {
+		if ids[i].Less(ids[i-1]) {
+			return false
+		}
+	}
+	return true
 }
 
 // PendingSummary is the short form of Pending (Redis XPENDING without a

@@ -14,7 +14,8 @@ type BTree[V any] struct {
 	free [2][]*btNode[V] // spare leaf and inner nodes, for reuse
 	// last is the rightmost leaf, when known: IDs arriving in order are
 	// appended to it, and the largest ID removed from it, without a
-	// descent. Splits and merges forget it.
+	// descent. Splits, merges and single borrows forget it; the borrows of
+	// a run of removals keep it (they move no leaf).
 	last *btNode[V]
 }
 
@@ -211,6 +212,9 @@ func (t *BTree[V]) Delete(id ID) (V, bool) {
 		t.root = old.kids[0]
 		t.freeNode(old)
 		t.last = nil
+		if t.root.leaf() {
+			t.last = t.root // the only leaf is the rightmost
+		}
 	}
 	if ok {
 		t.n--
@@ -248,7 +252,7 @@ func (t *BTree[V]) remove(n *btNode[V], id ID, max bool) (V, bool) {
 			}
 		}
 		if len(n.kids[i].items) <= btMinItems {
-			t.grow(n, i)
+			t.grow(n, i, id, max)
 			continue // the items of n moved: look again
 		}
 		if found {
@@ -271,28 +275,59 @@ func (n *btNode[V]) maxItem() btItem[V] {
 	return n.items[len(n.items)-1]
 }
 
-// grow gives kid i more than btMinItems items, borrowing from a sibling or
-// merging with one.
-func (t *BTree[V]) grow(n *btNode[V], i int) {
-	t.last = nil
+// grow gives kid i more than btMinItems items before the removal of id
+// (or, with max, of the largest item) from it, borrowing from a sibling
+// or merging with one. A borrow takes one item, but when id is the last
+// of the kid and the kid the last of n (the first of a run of removals
+// going down at the right end, as a sorted batch of acknowledgements is
+// removed)
+// it takes half the difference of the two sizes (the sibling keeping
+// btMinItems), so that the run shifts the kid's items once per several
+// removals instead of once per removal. (Short runs going up, as
+// AutoClaim's, lost more to the larger borrows than they saved.)
+// O(btMaxItems) per call, O(1) amortized per removal of such a run.
+func (t *BTree[V]) grow(n *btNode[V], i int, id ID, max bool) {
 	kid := n.kids[i]
 	switch {
 	case i > 0 && len(n.kids[i-1].items) > btMinItems:
 		left := n.kids[i-1]
-		kid.items = append(kid.items, btItem[V]{})
-		copy(kid.items[1:], kid.items)
-		kid.items[0] = n.items[i-1]
-		n.items[i-1] = left.items[len(left.items)-1]
-		left.items[len(left.items)-1] = btItem[V]{}
-		left.items = left.items[:len(left.items)-1]
+		if max || i < len(n.items) || len(kid.items) == 0 || id.Less(kid.items[len(kid.items)-1].id) {
+			// One item, and the rightmost leaf forgotten: a scattered
+			// removal would pay more for the fast path than it saves.
+			t.last = nil
+			kid.items = append(kid.items, btItem[V]{})
+			copy(kid.items[1:], kid.items)
+			kid.items[0] = n.items[i-1]
+			n.items[i-1] = left.items[len(left.items)-1]
+			left.items[len(left.items)-1] = btItem[V]{}
+			left.items = left.items[:len(left.items)-1]
+			if !kid.leaf() {
+				kid.kids = append(kid.kids, nil)
+				copy(kid.kids[1:], kid.kids)
+				kid.kids[0] = left.kids[len(left.kids)-1]
+				left.kids[len(left.kids)-1] = nil
+				left.kids = left.kids[:len(left.kids)-1]
+			}
+			return
+		}
+		k := borrowCount(len(left.items), len(kid.items))
+		l := len(left.items) - k // left keeps items[:l]; items[l] goes up
+		kid.items = append(kid.items, make([]btItem[V], k)...)
+		copy(kid.items[k:], kid.items)
+		copy(kid.items, left.items[l+1:])
+		kid.items[k-1] = n.items[i-1]
+		n.items[i-1] = left.items[l]
+		clear(left.items[l:])
+		left.items = left.items[:l]
 		if !kid.leaf() {
-			kid.kids = append(kid.kids, nil)
-			copy(kid.kids[1:], kid.kids)
-			kid.kids[0] = left.kids[len(left.kids)-1]
-			left.kids[len(left.kids)-1] = nil
-			left.kids = left.kids[:len(left.kids)-1]
+			kid.kids = append(kid.kids, make([]*btNode[V], k)...)
+			copy(kid.kids[k:], kid.kids)
+			copy(kid.kids, left.kids[l+1:])
+			clear(left.kids[l+1:])
+			left.kids = left.kids[:l+1]
 		}
 	case i < len(n.items) && len(n.kids[i+1].items) > btMinItems:
+		t.last = nil
 		right := n.kids[i+1]
 		kid.items = append(kid.items, n.items[i])
 		n.items[i] = right.items[0]
@@ -306,6 +341,7 @@ func (t *BTree[V]) grow(n *btNode[V], i int) {
 			right.kids = right.kids[:len(right.kids)-1]
 		}
 	default:
+		t.last = nil
 		if i == len(n.items) {
 			i--
 			kid = n.kids[i]
@@ -324,6 +360,15 @@ func (t *BTree[V]) grow(n *btNode[V], i int) {
 		n.kids = n.kids[:len(n.kids)-1]
 		t.freeNode(right)
 	}
+}
+
+// borrowCount is how many items a kid of kidLen items takes from its left
+// sibling of sibLen > btMinItems items for a run of removals (counting
+// the separator that goes down): half the difference, at least 1, and no
+// more than leaves the sibling btMinItems. O(1).
+func borrowCount(sibLen, kidLen int) int {
+	k := min((sibLen-kidLen)/2, sibLen-btMinItems)
+	return max(k, 1)
 }
 
 // Ceil returns the smallest ID >= id with a pointer to its value, or

@@ -39,6 +39,13 @@ func checkBtree[V any](t *testing.T, tr *BTree[V]) []ID {
 	}
 	if tr.root != nil {
 		walk(tr.root, 0, true)
+		if tr.last != nil {
+			right := tr.root
+			for !right.leaf() {
+				right = right.kids[len(right.kids)-1]
+			}
+			require.Same(t, right, tr.last, "last is the rightmost leaf")
+		}
 	}
 	require.True(t, slices.IsSortedFunc(ids, ID.Compare))
 	require.Len(t, ids, tr.Len())
@@ -151,4 +158,69 @@ func TestBtreeSequentialFill(t *testing.T) {
 	checkBtree(t, &tr)
 	lo, _ := tr.Min()
 	require.Equal(t, ID{n/2 + 1, 0}, lo)
+}
+
+// TestBtreeDeleteRuns removes runs of consecutive IDs, ascending and
+// descending, from random places of trees up to three levels deep, filled
+// in order and at random: the removals that borrow several items from a
+// sibling at a time. The tree is checked against a model after each run.
+func TestBtreeDeleteRuns(t *testing.T) {
+	rng := rand.New(rand.NewPCG(12, 4))
+	for round := range 40 {
+		var tr BTree[int]
+		model := map[ID]int{}
+		n := 1 + rng.IntN(20000)
+		order := make([]int, n)
+		for i := range order {
+			order[i] = i
+		}
+		if round%2 == 1 {
+			rng.Shuffle(n, func(i, j int) { order[i], order[j] = order[j], order[i] })
+		}
+		for _, k := range order {
+			id := ID{uint64(k), 0}
+			tr.Insert(id, k)
+			model[id] = k
+		}
+		checkBtree(t, &tr)
+		for len(model) > 0 {
+			ids := checkBtree(t, &tr)
+			require.Len(t, ids, len(model))
+			run := 1 + rng.IntN(200)
+			var at int
+			switch rng.IntN(3) {
+			case 0: // the front, as in-order acknowledgements
+				at = 0
+			case 1: // the back
+				at = max(0, len(ids)-run)
+			default:
+				at = rng.IntN(len(ids))
+			}
+			part := ids[at:min(len(ids), at+run)]
+			if rng.IntN(2) == 0 {
+				slices.Reverse(part)
+			}
+			for _, id := range part {
+				v, ok := tr.Delete(id)
+				require.True(t, ok)
+				require.Equal(t, model[id], v)
+				delete(model, id)
+				_, ok = tr.Delete(id)
+				require.False(t, ok)
+			}
+			if rng.IntN(4) == 0 { // appends after removals take the fast path
+				hi, ok := tr.Max()
+				for j := range rng.IntN(100) {
+					id := ID{hi.Ms + uint64(j) + 1, 0}
+					if !ok {
+						id = ID{uint64(j), 0}
+					}
+					tr.Insert(id, -j)
+					model[id] = -j
+				}
+			}
+		}
+		checkBtree(t, &tr)
+		require.Zero(t, tr.Len())
+	}
 }
