@@ -76,6 +76,7 @@ func init() {
 	})
 	register("client|list", -2, clientList)
 	register("client|kill", -3, clientKill)
+	register("client|unblock", -3, clientUnblock)
 	register("client|no-evict", 3, func(c *conn, args [][]byte) {
 		// No client is ever evicted here: there is nothing to switch.
 		if !is(args[2], "on") && !is(args[2], "off") {
@@ -274,4 +275,42 @@ func (c *conn) kill(o *conn) {
 	}
 	o.cancel()
 	o.nc.Close()
+}
+
+// clientUnblock is CLIENT UNBLOCK client-id [TIMEOUT | ERROR]: the client's
+// blocked XREAD or XREADGROUP ends at once, answering as timed out (a null
+// array) or with the UNBLOCKED error; 1 when it was blocked, else 0. A
+// group read so ended has delivered nothing, so a client can stop another
+// connection's read without losing entries to it.
+func clientUnblock(c *conn, args [][]byte) {
+	if len(args) > 4 {
+		c.err(fmt.Sprintf("ERR unknown subcommand or wrong number of arguments for '%s'. Try CLIENT HELP.", args[1]))
+		return
+	}
+	id, ok := parseLL(args[2])
+	if !ok {
+		c.err(errNotInt)
+		return
+	}
+	withErr := false
+	if len(args) > 3 {
+		switch {
+		case is(args[3], "timeout"):
+		case is(args[3], "error"):
+			withErr = true
+		default:
+			c.err("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR")
+			return
+		}
+	}
+	for _, o := range c.srv.clients() {
+		if o.clientID == id && o != c {
+			if o.unblockRead(withErr) {
+				c.int(1)
+				return
+			}
+			break
+		}
+	}
+	c.int(0)
 }

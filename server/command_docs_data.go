@@ -389,6 +389,15 @@ var commandDocsData = map[string]docSpec{
 			}}},
 		},
 	},
+	"client|unblock": {
+		args: [][]docNode{
+			{{key: "name", str: "client-id"}, {key: "type", str: "integer"}},
+			{{key: "name", str: "timeout_error"}, {key: "type", str: "oneof"}, {key: "flags", flags: []string{"optional"}}, {key: "arguments", args: [][]docNode{
+				{{key: "name", str: "timeout"}, {key: "type", str: "pure-token"}, {key: "token", str: "TIMEOUT"}},
+				{{key: "name", str: "error"}, {key: "type", str: "pure-token"}, {key: "token", str: "ERROR"}},
+			}}},
+		},
+	},
 	"client|reply": {
 		args: [][]docNode{
 			{{key: "name", str: "on_off_skip"}, {key: "type", str: "oneof"}, {key: "arguments", args: [][]docNode{

@@ -625,6 +625,14 @@ var commandSpecs = map[string]*commandSpec{
 		flags:      "admin noscript loading stale",
 		acl:        "@admin @slow @dangerous @connection",
 	},
+	"client|unblock": {
+		summary:    "Unblock a client blocked in a blocking command from a different connection",
+		since:      "5.0.0",
+		group:      "connection",
+		complexity: "O(log N) where N is the number of client connections",
+		flags:      "admin noscript loading stale",
+		acl:        "@admin @slow @dangerous @connection",
+	},
 	"client|no-evict": {
 		summary:    "Set client eviction mode for the current connection",
 		since:      "7.0.0",

@@ -94,6 +94,13 @@ type conn struct {
 	// (rangeReply), so nothing of it may be sent before: big bulk
 	// strings are gathered in out (and pieces) like the rest.
 	headerLast bool
+
+	// unblock ends the running blocked read (CLIENT UNBLOCK from another
+	// client); nil when none waits. Guarded by unblockMu; unblockErr says
+	// the read answers with the UNBLOCKED error rather than as timed out.
+	unblockMu  sync.Mutex
+	unblock    context.CancelFunc
+	unblockErr bool
 	replyOver  bool
 	memOver    bool // the reply would pass MaxClientsMemory
 

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -177,6 +178,7 @@ func readID(b []byte, isGroup bool) (string, error) {
 // call, so a read with it must not be split in two (and it never finds
 // entries at once).
 func (c *conn) runRead(r readCmd) (out []xstream.StreamEntries, dels [][]xstream.Delivery, err error) {
+	ctx := c.ctx
 	read := func(wait time.Duration) ([]xstream.StreamEntries, error) {
 		args := r.args
 		args.Block = wait
@@ -184,12 +186,12 @@ func (c *conn) runRead(r readCmd) (out []xstream.StreamEntries, dels [][]xstream
 		case args.Claim:
 			var out []xstream.StreamEntries
 			var err error
-			out, dels, err = c.mustDB().ReadGroupDeliveries(c.ctx, r.group, r.consumer, args, r.pairs...)
+			out, dels, err = c.mustDB().ReadGroupDeliveries(ctx, r.group, r.consumer, args, r.pairs...)
 			return out, err
 		case r.isGroup:
-			return c.mustDB().ReadGroup(c.ctx, r.group, r.consumer, args, r.pairs...)
+			return c.mustDB().ReadGroup(ctx, r.group, r.consumer, args, r.pairs...)
 		}
-		return c.mustDB().Read(c.ctx, xstream.ReadArgs{Count: args.Count, Block: wait}, r.pairs...)
+		return c.mustDB().Read(ctx, xstream.ReadArgs{Count: args.Count, Block: wait}, r.pairs...)
 	}
 	wait := r.args.Block
 	tryFirst := wait != 0
@@ -203,10 +205,34 @@ func (c *conn) runRead(r readCmd) (out []xstream.StreamEntries, dels [][]xstream
 	}
 	if wait != 0 && err == nil && len(out) == 0 {
 		stop := c.watch()
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(c.ctx)
+		c.unblockMu.Lock()
+		c.unblock, c.unblockErr = cancel, false
+		c.unblockMu.Unlock()
 		out, err = read(wait)
+		c.unblockMu.Lock()
+		c.unblock = nil
+		c.unblockMu.Unlock()
+		cancel()
 		stop()
 	}
 	return out, dels, err
+}
+
+// unblockRead ends c's blocked read, as CLIENT UNBLOCK: it answers as
+// timed out, or with the UNBLOCKED error (withErr). It reports whether c
+// was blocked.
+func (c *conn) unblockRead(withErr bool) bool {
+	c.unblockMu.Lock()
+	defer c.unblockMu.Unlock()
+	if c.unblock == nil {
+		return false
+	}
+	c.unblockErr = withErr
+	c.unblock()
+	c.unblock = nil
+	return true
 }
 
 // readReply writes the reply of a read: its entries, a null array when it
@@ -217,6 +243,16 @@ func (c *conn) readReply(r readCmd, out []xstream.StreamEntries, dels [][]xstrea
 	case err == nil:
 	case c.ctx.Err() != nil:
 		c.nullArray()
+		return
+	case errors.Is(err, context.Canceled): // CLIENT UNBLOCK
+		c.unblockMu.Lock()
+		withErr := c.unblockErr
+		c.unblockMu.Unlock()
+		if withErr {
+			c.err("UNBLOCKED client unblocked via CLIENT UNBLOCK")
+		} else {
+			c.nullArray()
+		}
 		return
 	case errors.Is(err, xstream.ErrNoStream):
 		c.err("UNBLOCKED the stream key no longer exists")
