@@ -303,14 +303,9 @@ func clientUnblock(c *conn, args [][]byte) {
 			return
 		}
 	}
-	for _, o := range c.srv.clients() {
-		if o.clientID == id && o != c {
-			if o.unblockRead(withErr) {
-				c.int(1)
-				return
-			}
-			break
-		}
+	if o := c.srv.clientByID(id); o != nil && o != c && o.unblockRead(withErr) {
+		c.int(1)
+		return
 	}
 	c.int(0)
 }
