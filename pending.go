@@ -53,18 +53,12 @@ func (s *Stream) ackIDsLocked(group string, ids []ID) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	var n int64
 	if idsSorted(ids) {
-		// Removing the largest IDs first takes items off the ends of the
-		// B-tree's nodes instead of shifting them: the usual batch of
-		// acknowledgements comes sorted.
-		for i := len(ids) - 1; i >= 0; i-- {
-			if s.ackLocked(g, ids[i]) {
-				n++
-			}
-		}
-		return n, nil
+		// The usual batch of acknowledgements comes sorted: removed
+		// largest first, it comes off the ends of the B-trees' nodes.
+		return s.ackRunLocked(g, ids), nil
 	}
+	var n int64
 	for _, id := range ids {
 		if s.ackLocked(g, id) {
 			n++
