@@ -275,13 +275,14 @@ func (s *Stream) ackLocked(g *group, id ID) bool {
 	return true
 }
 
-// ackRunLocked acknowledges ids, in increasing order (equal neighbours
-// allowed), as ackLocked does one by one from the largest, and returns how
-// many were pending. The group's PEL loses them in one pass from its end
-// (see store.BTree.DeleteRun), and each owner's PEL the IDs between its
-// first and last removed (a run of one owner, the usual case: one
-// consumer's batch, is one pass). O(len(ids) + log P) for a batch at the
-// end of the PEL, O(len(ids) × log P) at worst.
+// ackRunLocked acknowledges ids, in any order, as ackLocked does one by
+// one from the last, and returns how many were pending. The group's PEL
+// loses them in one pass from its end (see store.BTree.DeleteRun), and
+// each owner's PEL the IDs between its first and last removed: a run of
+// one owner (the usual case: one consumer's batch) is one pass, and the
+// other IDs of a run are in no consumer's PEL (not pending, or listed
+// twice and removed by an earlier run). O(len(ids) + log P) for a sorted
+// batch at the end of the PEL, O(len(ids) × log P) at worst.
 func (s *Stream) ackRunLocked(g *group, ids []ID) int64 {
 	var owner uint32 // of the run ids[i+1 : hi+1] removed last
 	hi := -1

@@ -53,29 +53,15 @@ func (s *Stream) ackIDsLocked(group string, ids []ID) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	if idsSorted(ids) {
-		// The usual batch of acknowledgements comes sorted: removed
-		// largest first, it comes off the ends of the B-trees' nodes.
-		return s.ackRunLocked(g, ids), nil
-	}
-	var n int64
-	for _, id := range ids {
-		if s.ackLocked(g, id) {
-			n++
+	if len(ids) == 1 {
+		if s.ackLocked(g, ids[0]) {
+			return 1, nil
 		}
+		return 0, nil
 	}
-	return n, nil
-}
-
-// idsSorted reports whether ids are in increasing order (equal neighbours
-// allowed). O(len(ids)).
-func idsSorted(ids []ID) bool {
-	for i := 1; i < len(ids); i++ {
-		if ids[i].Less(ids[i-1]) {
-			return false
-		}
-	}
-	return true
+	// The usual batch of acknowledgements comes sorted: removed largest
+	// first, it comes off the ends of the B-trees' nodes.
+	return s.ackRunLocked(g, ids), nil
 }
 
 // PendingSummary is the short form of Pending (Redis XPENDING without a

@@ -48,15 +48,16 @@ func (t *BTree[V]) InsertRun(ids []ID, v V) int {
 	return added
 }
 
-// DeleteRun removes each of ids, which should ascend (equal neighbours
-// allowed), largest first, and returns how many were there. When fn is
-// not nil it is called with the index in ids and the value of each ID
-// removed, largest first, as it is removed; fn must not change the
-// tree. A run of IDs
-// that ends the tree comes off the rightmost leaf as many at a time as the
-// leaf can lose without falling short (the removal that then rebalances
-// it is Delete's, which borrows several items for such a run); any other
-// ID is removed as Delete does. O(len(ids) + log n) amortized for a run at
+// DeleteRun removes each of ids, from the last, and returns how many were
+// there. When fn is not nil it is called with the index in ids and the
+// value of each ID removed, as it is removed (in decreasing index order);
+// fn must not change the tree. The IDs may come in any order, and twice;
+// those that ascend to the end of the tree are the fast case: a run of
+// IDs that ends the tree comes off the rightmost leaf as
+// many at a time as the leaf can lose without falling short (the removal
+// that then rebalances it is Delete's, which borrows enough items for the
+// rest of the run, as far as the leaf's left sibling can spare them); any
+// other ID is removed as Delete does. O(len(ids) + log n) amortized for a run at
 // the end of the tree, O(len(ids) × log n) at worst.
 func (t *BTree[V]) DeleteRun(ids []ID, fn func(i int, v V)) int {
 	removed := 0
@@ -91,7 +92,10 @@ func (t *BTree[V]) DeleteRun(ids []ID, fn func(i int, v V)) int {
 				}
 			}
 		}
-		if v, ok := t.Delete(ids[i]); ok {
+		t.run = i
+		v, ok := t.Delete(ids[i])
+		t.run = 0
+		if ok {
 			removed++
 			if fn != nil {
 				fn(i, v)

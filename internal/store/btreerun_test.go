@@ -47,7 +47,7 @@ func runIDs(rng *rand.Rand, tr *BTree[int], unsorted bool) []ID {
 
 // TestBtreeRuns checks InsertRun and DeleteRun against a model: runs at
 // the right edge (the fast paths), in the middle, with IDs already there
-// or missing, duplicates and, for InsertRun, IDs out of order; the tree's
+// or missing, duplicates and IDs out of order; the tree's
 // size after each run and its shape and contents after every 20th, and the indexes and values DeleteRun reports.
 func TestBtreeRuns(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 12))
@@ -66,7 +66,9 @@ func TestBtreeRuns(t *testing.T) {
 			}
 			require.Equal(t, want, tr.InsertRun(ids, step), "step %d", step)
 		} else {
-			slices.SortFunc(ids, ID.Compare)
+			if step%7 != 3 {
+				slices.SortFunc(ids, ID.Compare)
+			}
 			var got []int // indexes reported, largest first
 			gone := map[ID]bool{}
 			bad := 0 // IDs reported twice or with a wrong value
