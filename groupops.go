@@ -284,22 +284,26 @@ func (s *Stream) ackLocked(g *group, id ID) bool {
 // twice and removed by an earlier run). O(len(ids) + log P) for a sorted
 // batch at the end of the PEL, O(len(ids) × log P) at worst.
 func (s *Stream) ackRunLocked(g *group, ids []ID) int64 {
-	var owner uint32 // of the run ids[i+1 : hi+1] removed last
-	hi := -1
-	n := g.pel.DeleteRun(sids(ids), func(i int, rec nack) {
+	rm := g.acked[:0]
+	n := g.pel.DeleteRun(sids(ids), &rm)
+	if len(rm) == 0 {
+		return 0
+	}
+	// rm is in decreasing index order; the run ids[i+1 : hi+1] is
+	// owner's.
+	owner, hi := rm[0].V.owner, rm[0].I
+	for _, r := range rm {
 		if s.log != nil {
-			s.log.ack(g, ids[i])
+			s.log.ack(g, ids[r.I])
 		}
-		switch {
-		case hi < 0:
-			owner, hi = rec.owner, i
-		case rec.owner != owner:
-			s.unpendRunLocked(g, owner, ids[i+1:hi+1])
-			owner, hi = rec.owner, i
+		if r.V.owner != owner {
+			s.unpendRunLocked(g, owner, ids[r.I+1:hi+1])
+			owner, hi = r.V.owner, r.I
 		}
-	})
-	if hi >= 0 {
-		s.unpendRunLocked(g, owner, ids[:hi+1])
+	}
+	s.unpendRunLocked(g, owner, ids[:hi+1])
+	if cap(rm) <= maxAckScratch {
+		g.acked = rm[:0]
 	}
 	s.ctr.acked += int64(n)
 	return int64(n)

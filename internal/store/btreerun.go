@@ -48,18 +48,29 @@ func (t *BTree[V]) InsertRun(ids []ID, v V) int {
 	return added
 }
 
+// Removed is an item DeleteRun took out: the index of its ID in the IDs
+// given, and its value.
+type Removed[V any] struct {
+	I int
+	V V
+}
+
 // DeleteRun removes each of ids, from the last, and returns how many were
-// there. When fn is not nil it is called with the index in ids and the
-// value of each ID removed, as it is removed (in decreasing index order);
-// fn must not change the tree. The IDs may come in any order, and twice;
-// those that ascend to the end of the tree are the fast case: a run of
-// IDs that ends the tree comes off the rightmost leaf as
-// many at a time as the leaf can lose without falling short (the removal
-// that then rebalances it is Delete's, which borrows enough items for the
-// rest of the run, as far as the leaf's left sibling can spare them); any
-// other ID is removed as Delete does. O(len(ids) + log n) amortized for a run at
-// the end of the tree, O(len(ids) × log n) at worst.
-func (t *BTree[V]) DeleteRun(ids []ID, fn func(i int, v V)) int {
+// there. When out is not nil, the index in ids and the value of each ID
+// removed are appended to *out, in the order of removal (decreasing
+// index). The IDs may come in any order, and twice; those that ascend to
+// the end of the tree are the fast case: a run of IDs that ends the tree
+// comes off the rightmost leaf as many at a time as the leaf can lose
+// without falling short (the removal that then rebalances it is
+// Delete's, which borrows enough items for the rest of the run, as far as
+// the leaf's left sibling can spare them); any other ID is removed as
+// Delete does. O(len(ids) + log n) amortized for a run at the end of the
+// tree, O(len(ids) × log n) at worst.
+func (t *BTree[V]) DeleteRun(ids []ID, out *[]Removed[V]) int {
+	var rm []Removed[V]
+	if out != nil {
+		rm = *out
+	}
 	removed := 0
 	for i := len(ids) - 1; i >= 0; {
 		if l := t.last; l != nil {
@@ -74,15 +85,17 @@ func (t *BTree[V]) DeleteRun(ids []ID, fn func(i int, v V)) int {
 				run := ids[i+1-k : i+1]
 				run = run[:len(its)]
 				j := len(its)
-				for j > 0 && its[j-1].id == run[j-1] {
-					j--
+				if out == nil {
+					for j > 0 && its[j-1].id == run[j-1] {
+						j--
+					}
+				} else {
+					for j > 0 && its[j-1].id == run[j-1] {
+						j--
+						rm = append(rm, Removed[V]{I: i + 1 - k + j, V: its[j].v})
+					}
 				}
 				if m := len(its) - j; m > 0 {
-					if fn != nil {
-						for x := len(its) - 1; x >= j; x-- {
-							fn(i+1-k+x, its[x].v)
-						}
-					}
 					clear(its[j:])
 					l.items = l.items[:n-m]
 					t.n -= m
@@ -97,11 +110,14 @@ func (t *BTree[V]) DeleteRun(ids []ID, fn func(i int, v V)) int {
 		t.run = 0
 		if ok {
 			removed++
-			if fn != nil {
-				fn(i, v)
+			if out != nil {
+				rm = append(rm, Removed[V]{I: i, V: v})
 			}
 		}
 		i--
+	}
+	if out != nil {
+		*out = rm
 	}
 	return removed
 }

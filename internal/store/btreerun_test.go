@@ -71,14 +71,17 @@ func TestBtreeRuns(t *testing.T) {
 			}
 			var got []int // indexes reported, largest first
 			gone := map[ID]bool{}
-			bad := 0 // IDs reported twice or with a wrong value
-			n := tr.DeleteRun(ids, func(i int, v int) {
-				if gone[ids[i]] || model[ids[i]] != v {
+			bad := 0                      // IDs reported twice or with a wrong value
+			rm := []Removed[int]{{I: -1}} // appended to
+			n := tr.DeleteRun(ids, &rm)
+			require.Equal(t, Removed[int]{I: -1}, rm[0])
+			for _, r := range rm[1:] {
+				if gone[ids[r.I]] || model[ids[r.I]] != r.V {
 					bad++
 				}
-				gone[ids[i]] = true
-				got = append(got, i)
-			})
+				gone[ids[r.I]] = true
+				got = append(got, r.I)
+			}
 			require.Zero(t, bad, "step %d", step)
 			want := 0
 			for _, id := range ids {
