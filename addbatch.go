@@ -1,7 +1,5 @@
 package xstream
 
-import "github.com/xstreamgo/xstream/internal/wal"
-
 // AddBatch appends the entries in order, as len(entries) calls of
 // Add(args, entry...) one after the other would, in one atomic step: it
 // takes the stream's lock once and, for auto IDs, reads the clock once,
@@ -54,9 +52,9 @@ func (s *Stream) addBatch(args AddArgs, entries [][]Field, inDB bool, name strin
 		s.mu.Unlock()
 		return nil, errRemoved
 	}
-	if s.log != nil && batchRecordBound(entries) > wal.MaxPayload {
+	if s.log != nil && batchRecordBound(entries) > s.log.j.maxRecord {
 		s.mu.Unlock()
-		return nil, errorf(ErrInvalidArgument, "a batch of %d entries is larger than one record of the log takes (%d bytes)", len(entries), wal.MaxPayload)
+		return nil, errorf(ErrInvalidArgument, "a batch of %d entries is larger than one record of the log takes (%d bytes)", len(entries), s.log.j.maxRecord)
 	}
 	last := ID(s.st.LastID())
 	for i := range ids {

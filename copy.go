@@ -1,5 +1,7 @@
 package xstream
 
+import "strconv"
+
 // Copying streams (Redis COPY).
 
 // Copy copies the stream called src to the name dst of the DB to (db
@@ -9,8 +11,9 @@ package xstream
 // stream already called dst is removed first, as by Remove, when replace
 // is set; without replace Copy then changes nothing and returns false. It
 // fails with ErrNoStream when there is no stream src, and with
-// ErrInvalidArgument when src and dst are the same stream; either way
-// nothing changes. A src removed or renamed while Copy runs is copied as
+// ErrInvalidArgument when src and dst are the same stream or, in a
+// durable DB, when the copy is larger than one record of the log takes
+// (1 GiB: the message gives both sizes); either way nothing changes. A src removed or renamed while Copy runs is copied as
 // it was: the Copy is as if it came first.
 //
 // The copy is a new stream: later changes to one are not seen in the
@@ -32,16 +35,16 @@ func (db *DB) Copy(src string, to *DB, dst string, replace bool) (bool, error) {
 	}
 	// Lock order: the DB's lock, then a stream's (to's, then s's).
 	to.mu.Lock()
-	free, j, last := to.replaceLocked(dst, replace)
-	if !free {
+	if _, ok := to.lookupLocked(dst); ok && !replace {
 		to.mu.Unlock()
 		return false, nil
 	}
+	// The copy is made before dst is replaced, so that one too large for
+	// the log is dropped with nothing changed. A src removed or renamed
+	// since the lookup (even onto dst) is copied as it was then: its
+	// entries stay as they were, so the Copy is as if it ran first, and
+	// no failure comes after dst was replaced.
 	c := to.newStreamLocked(dst)
-	// A src removed or renamed since the lookup (even onto dst, just
-	// removed above) is copied as it was then: its entries stay as they
-	// were, so the Copy is as if it ran first, and no failure comes after
-	// dst was replaced.
 	s.mu.RLock()
 	c.mu.Lock()
 	copyInto(c, s)
@@ -56,11 +59,33 @@ func (db *DB) Copy(src string, to *DB, dst string, replace bool) (bool, error) {
 		srcLog, srcLSN = l.j, l.lsn
 	}
 	s.mu.RUnlock()
+	if err := to.checkNewLocked(c, "Copy of "+strconv.Quote(src)); err != nil {
+		to.mu.Unlock()
+		return false, err
+	}
+	_, j, last := to.replaceLocked(dst, replace)
 	to.insertNewLocked(c, j, last)
 	if srcLog != nil {
 		srcLog.durable(srcLSN)
 	}
 	return true, nil
+}
+
+// checkNewLocked fails when the record of c, a stream newStreamLocked
+// made and the caller filled, is larger than the log takes (see
+// objLog.checkSize): c is then dropped, its expiry too, and c.mu
+// released; nothing else changed. The caller holds db.mu and c.mu.
+func (db *DB) checkNewLocked(c *Stream, what string) error {
+	if c.log == nil {
+		return nil
+	}
+	err := c.log.checkSize(what)
+	if err != nil {
+		db.dropExpiryLocked(c)
+		c.log = nil // its record is never committed
+		c.mu.Unlock()
+	}
+	return err
 }
 
 // replaceLocked makes way for a new stream called name: a stream of that

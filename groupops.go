@@ -159,9 +159,62 @@ func (s *Stream) deliverLocked(g *group, c *consumer, id ID, entriesRead, now in
 	}
 	g.lastID, g.entriesRead = id, entriesRead
 	s.ctr.delivered++
-	if c == nil {
+	if c != nil {
+		s.pendOneLocked(g, c, id, now)
+	}
+}
+
+// deliverRunLocked delivers the new entries ids, in increasing order and
+// after the group's last delivered ID, to c as deliverLocked does one by
+// one, each with the entries-read counter entriesReadAfterLocked gives.
+// Without a log, a group whose counter goes up by one a delivery moves
+// to the last ID at once; the IDs become pending in one run
+// (pendNewLocked). O(len(ids) + log P) for new entries.
+func (s *Stream) deliverRunLocked(g *group, c *consumer, ids []ID, now int64) {
+	// With no deletion at ids[0] or after it, the counter of a group at
+	// or after the stream's first entry goes up by one a delivery.
+	counted := !s.rangeHasTombstonesLocked(ids[0])
+	if s.log == nil && counted && g.entriesRead != entriesReadUnknown && !g.lastID.Less(ID(s.st.FirstID())) {
+		g.lastID, g.entriesRead = ids[len(ids)-1], g.entriesRead+int64(len(ids))
+	} else {
+		for _, id := range ids {
+			read := g.entriesRead + 1
+			if !counted || g.entriesRead == entriesReadUnknown || g.lastID.Less(ID(s.st.FirstID())) {
+				read = s.entriesReadAfterLocked(g, id)
+			}
+			if s.log != nil {
+				s.log.deliver(g, c, id, read, now)
+			}
+			g.lastID, g.entriesRead = id, read
+		}
+	}
+	s.ctr.delivered += int64(len(ids))
+	if c != nil {
+		s.pendNewLocked(g, c, ids, now)
+	}
+}
+
+// pendNewLocked is the end of deliverRunLocked: it makes the new entries
+// ids, in increasing order, pending to c with one delivery at now.
+// When they all follow the group's largest pending ID (the usual case)
+// they are appended to the two PELs in a run; otherwise each is inserted,
+// and one still pending moves to c and starts over. O(len(ids) + log P),
+// O(len(ids) × log P) at worst.
+func (s *Stream) pendNewLocked(g *group, c *consumer, ids []ID, now int64) {
+	if hi, ok := g.pel.Max(); !ok || hi.Less(sid(ids[0])) {
+		// The consumer's PEL holds a part of the group's: every ID is new
+		// to both.
+		g.pel.InsertRun(sids(ids), nack{deliveryMs: now, count: 1, owner: c.num})
+		c.pel.InsertRun(sids(ids), struct{}{})
 		return
 	}
+	for _, id := range ids {
+		s.pendOneLocked(g, c, id, now)
+	}
+}
+
+// pendOneLocked is pendNewLocked of the one entry id.
+func (s *Stream) pendOneLocked(g *group, c *consumer, id ID, now int64) {
 	if _, added := g.pel.Insert(sid(id), nack{deliveryMs: now, count: 1, owner: c.num}); added {
 		c.pel.Insert(sid(id), struct{}{}) // the usual case, kept short: a new pending entry
 		return
@@ -220,6 +273,51 @@ func (s *Stream) ackLocked(g *group, id ID) bool {
 		c.pel.Delete(sid(id))
 	}
 	return true
+}
+
+// ackRunLocked acknowledges ids, in any order, as ackLocked does one by
+// one from the last, and returns how many were pending. The group's PEL
+// loses them in one pass from its end (see store.BTree.DeleteRun), and
+// each owner's PEL the IDs between its first and last removed: a run of
+// one owner (the usual case: one consumer's batch) is one pass, and the
+// other IDs of a run are in no consumer's PEL (not pending, or listed
+// twice and removed by an earlier run). O(len(ids) + log P) for a sorted
+// batch at the end of the PEL, O(len(ids) × log P) at worst.
+func (s *Stream) ackRunLocked(g *group, ids []ID) int64 {
+	rm := g.acked[:0]
+	n := g.pel.DeleteRun(sids(ids), &rm)
+	if len(rm) == 0 {
+		return 0
+	}
+	// rm is in decreasing index order; the run ids[i+1 : hi+1] is
+	// owner's.
+	owner, hi := rm[0].V.owner, rm[0].I
+	for _, r := range rm {
+		if s.log != nil {
+			s.log.ack(g, ids[r.I])
+		}
+		if r.V.owner != owner {
+			s.unpendRunLocked(g, owner, ids[r.I+1:hi+1])
+			owner, hi = r.V.owner, r.I
+		}
+	}
+	s.unpendRunLocked(g, owner, ids[:hi+1])
+	if cap(rm) <= maxAckScratch {
+		g.acked = rm[:0]
+	}
+	s.ctr.acked += int64(n)
+	return int64(n)
+}
+
+// unpendRunLocked removes ids from the PEL of the consumer numbered num,
+// if there is one (num 0: no one).
+func (s *Stream) unpendRunLocked(g *group, num uint32, ids []ID) {
+	if num == 0 {
+		return
+	}
+	if c := g.byNum[num]; c != nil {
+		c.pel.DeleteRun(sids(ids), nil)
+	}
 }
 
 // setPendingLocked makes id pending to owner (nil: to no one) with the

@@ -89,6 +89,10 @@ type journal struct {
 	logSize atomic.Int64  // bytes of log written since the last snapshot
 	syncs   atomic.Int64  // fdatasyncs done
 
+	// maxRecord bounds a record's bytes: wal.MaxPayload, lower in tests.
+	// Set before the journal is used, then only read.
+	maxRecord int
+
 	onTick func() // run by the background writer each second
 
 	kick chan struct{} // wakes the background writer
@@ -102,7 +106,7 @@ type journal struct {
 // has started it.
 func newJournal(policy SyncPolicy, seg *wal.Segment, next uint64, logSize int64, onTick func()) *journal {
 	j := &journal{
-		policy: policy, seg: seg, next: next, segBytes: seg.Size(), onTick: onTick,
+		policy: policy, seg: seg, next: next, segBytes: seg.Size(), onTick: onTick, maxRecord: wal.MaxPayload,
 		kick: make(chan struct{}, 1), stop: make(chan struct{}),
 	}
 	j.written.Store(next)
@@ -123,11 +127,11 @@ func (j *journal) start() {
 // an object's records in the order they were applied.
 func (j *journal) commit(rec []byte) uint64 {
 	j.mu.Lock()
-	if j.err != nil || len(rec) > wal.MaxPayload {
+	if j.err != nil || len(rec) > j.maxRecord {
 		// The log is broken (or the record cannot be framed): keep
 		// the change in memory only, and do not let the buffer grow.
 		if j.err == nil {
-			j.err = errorf(ErrInvalidArgument, "a record of %d bytes is larger than the log takes (%d)", len(rec), wal.MaxPayload)
+			j.err = errorf(ErrInvalidArgument, "a record of %d bytes is larger than the log takes (%d)", len(rec), j.maxRecord)
 		}
 		lsn := j.next
 		j.next++

@@ -24,6 +24,11 @@ type sID = store.ID
 // sid converts an ID to the storage's.
 func sid(id ID) sID { return sID(id) }
 
+// sids views ids as the storage's IDs, which have the same layout.
+func sids(ids []ID) []sID {
+	return unsafe.Slice((*sID)(unsafe.Pointer(unsafe.SliceData(ids))), len(ids))
+}
+
 // storeFields views fields as the storage's field type, which has the
 // same layout (the conversion below compiles only while it does).
 func storeFields(fs []Field) []store.Field {

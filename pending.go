@@ -53,35 +53,15 @@ func (s *Stream) ackIDsLocked(group string, ids []ID) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	var n int64
-	if idsSorted(ids) {
-		// Removing the largest IDs first takes items off the ends of the
-		// B-tree's nodes instead of shifting them: the usual batch of
-		// acknowledgements comes sorted.
-		for i := len(ids) - 1; i >= 0; i-- {
-			if s.ackLocked(g, ids[i]) {
-				n++
-			}
+	if len(ids) == 1 {
+		if s.ackLocked(g, ids[0]) {
+			return 1, nil
 		}
-		return n, nil
+		return 0, nil
 	}
-	for _, id := range ids {
-		if s.ackLocked(g, id) {
-			n++
-		}
-	}
-	return n, nil
-}
-
-// idsSorted reports whether ids are in increasing order (equal neighbours
-// allowed). O(len(ids)).
-func idsSorted(ids []ID) bool {
-	for i := 1; i < len(ids); i++ {
-		if ids[i].Less(ids[i-1]) {
-			return false
-		}
-	}
-	return true
+	// The usual batch of acknowledgements comes sorted: removed largest
+	// first, it comes off the ends of the B-trees' nodes.
+	return s.ackRunLocked(g, ids), nil
 }
 
 // PendingSummary is the short form of Pending (Redis XPENDING without a

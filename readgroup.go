@@ -122,14 +122,15 @@ func (s *Stream) deliverNewLocked(col *collector, g *group, c *consumer, count i
 	}
 	if lo, ok := g.lastID.Next(); ok && g.lastID.Less(ID(s.st.LastID())) {
 		s.walkLocked(lo, MaxID(), false, func(b *store.Block, sk sID, flags byte, body int) bool {
-			id := ID(sk)
-			col.add(b, id, flags, body)
-			s.deliverLocked(g, owner, id, s.entriesReadAfterLocked(g, id), now)
+			col.add(b, ID(sk), flags, body)
 			return count == 0 || len(col.ids) < count
 		})
 	}
-	if len(col.ids) > start && !noack {
-		s.activateConsumerLocked(g, c, now)
+	if len(col.ids) > start {
+		s.deliverRunLocked(g, owner, col.ids[start:], now)
+		if !noack {
+			s.activateConsumerLocked(g, c, now)
+		}
 	}
 }
 

@@ -106,6 +106,17 @@ func (l *objLog) begin(kind byte) {
 	l.buf = append(l.buf, kind)
 }
 
+// checkSize fails, with an ErrInvalidArgument error naming what, the
+// record's size and the limit, when the record built so far is larger
+// than the journal takes: committed, it would break the log for every
+// later write. O(1).
+func (l *objLog) checkSize(what string) error {
+	if l.dirty && len(l.buf) > l.j.maxRecord {
+		return errorf(ErrInvalidArgument, "%s needs a log record of %d bytes, more than the log takes (%d bytes)", what, len(l.buf), l.j.maxRecord)
+	}
+	return nil
+}
+
 // commit ends the record of the call, if it has one, and hands it to the
 // journal; it returns the record's LSN, or when the call changed nothing
 // the object's last record's (0 for none).

@@ -1,6 +1,9 @@
 package xstream
 
-import "time"
+import (
+	"strconv"
+	"time"
+)
 
 // Restoring a stream from an image of its whole state (Redis RESTORE of a
 // DUMP payload, which the server decodes).
@@ -96,7 +99,9 @@ func (img *StreamImage) check() error {
 // stream already called name is removed first (its blocked readers treated
 // as by Rename) when replace is set; without replace Restore then changes
 // nothing and returns false. An inconsistent image is an
-// ErrInvalidArgument error naming what is wrong, and nothing changes. In
+// ErrInvalidArgument error naming what is wrong, and so, in a durable DB,
+// is an image larger than one record of the log takes (1 GiB: the message
+// gives both sizes); either way nothing changes. In
 // a durable DB the new stream is logged as the calls that would make it
 // and survives a restart. O(N) in the entries, groups and pending entries
 // of the image. Safe for concurrent use.
@@ -105,11 +110,12 @@ func (db *DB) Restore(name string, img StreamImage, replace bool) (bool, error) 
 		return false, err
 	}
 	db.mu.Lock()
-	free, j, last := db.replaceLocked(name, replace)
-	if !free {
+	if _, ok := db.lookupLocked(name); ok && !replace {
 		db.mu.Unlock()
 		return false, nil
 	}
+	// The stream is made before the one called name is replaced, so
+	// that one too large for the log is dropped with nothing changed.
 	s := db.newStreamLocked(name)
 	s.mu.Lock()
 	for _, e := range img.Entries {
@@ -136,6 +142,11 @@ func (db *DB) Restore(name string, img StreamImage, replace bool) (bool, error) 
 	if !img.ExpiresAt.IsZero() {
 		db.setExpiryLoggedLocked(s, max(img.ExpiresAt.UnixMilli(), 1))
 	}
+	if err := db.checkNewLocked(s, "Restore of "+strconv.Quote(name)); err != nil {
+		db.mu.Unlock()
+		return false, err
+	}
+	_, j, last := db.replaceLocked(name, replace)
 	db.insertNewLocked(s, j, last)
 	return true, nil
 }

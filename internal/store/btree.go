@@ -17,6 +17,10 @@ type BTree[V any] struct {
 	// descent. Splits, merges and single borrows forget it; the borrows of
 	// a run of removals keep it (they move no leaf).
 	last *btNode[V]
+	// run is set by DeleteRun while it removes an ID with Delete: how
+	// many IDs of its run come after (below) that one, which a borrow into
+	// the rightmost leaf takes into account (0 otherwise).
+	run int
 }
 
 // btSpare bounds the spare nodes a tree keeps of each kind.
@@ -311,6 +315,12 @@ func (t *BTree[V]) grow(n *btNode[V], i int, id ID, max bool) {
 			return
 		}
 		k := borrowCount(len(left.items), len(kid.items))
+		if kid.leaf() && t.run > 0 {
+			// Enough for the rest of DeleteRun's run to come off the
+			// leaf without another borrow, as far as the sibling and
+			// the leaf's room allow.
+			k = min(runBorrow(k, t.run, len(kid.items)), len(left.items)-btMinItems, btMaxItems-len(kid.items))
+		}
 		l := len(left.items) - k // left keeps items[:l]; items[l] goes up
 		kid.items = append(kid.items, make([]btItem[V], k)...)
 		copy(kid.items[k:], kid.items)
@@ -369,6 +379,13 @@ func (t *BTree[V]) grow(n *btNode[V], i int, id ID, max bool) {
 func borrowCount(sibLen, kidLen int) int {
 	k := min((sibLen-kidLen)/2, sibLen-btMinItems)
 	return max(k, 1)
+}
+
+// runBorrow is how many items a leaf of kidLen items borrows before the
+// removal of an ID followed by run more of a run: k (borrowCount's) or
+// enough for the whole run to come off the leaf after, if more. O(1).
+func runBorrow(k, run, kidLen int) int {
+	return max(k, run+1+btMinItems-kidLen)
 }
 
 // Ceil returns the smallest ID >= id with a pointer to its value, or
