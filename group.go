@@ -50,13 +50,7 @@ type group struct {
 
 	dead         DeadLetterPolicy // zero: none
 	deadLettered int64            // entries the policy moved
-
-	acked []store.Removed[nack] // ackRunLocked's buffer, kept up to maxAckScratch
 }
-
-// maxAckScratch bounds the capacity of the buffer a group keeps for
-// acknowledging batches (48 bytes an entry).
-const maxAckScratch = 1024
 
 // ownerLocked returns the consumer that owns rec, or nil.
 func (g *group) ownerLocked(rec *nack) *consumer {

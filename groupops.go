@@ -2,8 +2,10 @@ package xstream
 
 import (
 	"math"
+	"sync"
 
 	"github.com/armon/go-radix"
+	"github.com/xstreamgo/xstream/internal/store"
 )
 
 // Group operations: the one home of every change to consumer groups,
@@ -284,8 +286,11 @@ func (s *Stream) ackLocked(g *group, id ID) bool {
 // twice and removed by an earlier run). O(len(ids) + log P) for a sorted
 // batch at the end of the PEL, O(len(ids) × log P) at worst.
 func (s *Stream) ackRunLocked(g *group, ids []ID) int64 {
-	rm := g.acked[:0]
+	buf := ackBufs.Get().(*[]store.Removed[nack])
+	defer putAckBuf(buf)
+	rm := (*buf)[:0]
 	n := g.pel.DeleteRun(sids(ids), &rm)
+	*buf = rm
 	if len(rm) == 0 {
 		return 0
 	}
@@ -302,11 +307,23 @@ func (s *Stream) ackRunLocked(g *group, ids []ID) int64 {
 		}
 	}
 	s.unpendRunLocked(g, owner, ids[:hi+1])
-	if cap(rm) <= maxAckScratch {
-		g.acked = rm[:0]
-	}
 	s.ctr.acked += int64(n)
 	return int64(n)
+}
+
+// ackBufs holds the buffers of ackRunLocked, which DeleteRun fills with
+// the records it removes.
+var ackBufs = sync.Pool{New: func() any { return new([]store.Removed[nack]) }}
+
+// maxAckBuf bounds the capacity of a buffer put back in ackBufs (48 bytes
+// an entry).
+const maxAckBuf = 4096
+
+func putAckBuf(buf *[]store.Removed[nack]) {
+	if cap(*buf) <= maxAckBuf {
+		*buf = (*buf)[:0]
+		ackBufs.Put(buf)
+	}
 }
 
 // unpendRunLocked removes ids from the PEL of the consumer numbered num,

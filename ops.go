@@ -24,7 +24,8 @@ type sID = store.ID
 // sid converts an ID to the storage's.
 func sid(id ID) sID { return sID(id) }
 
-// sids views ids as the storage's IDs, which have the same layout.
+// sids views ids as the storage's IDs, which have the same layout (sid's
+// conversion compiles only while they do).
 func sids(ids []ID) []sID {
 	return unsafe.Slice((*sID)(unsafe.Pointer(unsafe.SliceData(ids))), len(ids))
 }
