@@ -63,42 +63,41 @@ func (c *collector) reset() {
 	c.mastBlk, c.mastSpans = nil, c.mastSpans[:0]
 }
 
-// add records the entry whose body starts at body in b. It copies the
-// body's bytes to buf in one piece and records where its names and values
-// lie in buf; the master field names of b are copied once.
+// add records the entry whose body starts at body in b. It decodes the
+// entry's strings to buf and records where they lie in buf; the master
+// field names of b are copied once.
 func (c *collector) add(b *store.Block, id ID, flags byte, body int) {
 	c.ids = append(c.ids, id)
 	d := b.Data()
-	if len(c.buf)+len(d) > cap(c.buf) { // the block bounds the body and its master names
-		c.reserve(len(d))
+	// The block bounds the body's strings (a packed byte gives two) and its
+	// master names.
+	if len(c.buf)+2*len(d) > cap(c.buf) {
+		c.reserve(2 * len(d))
 	}
-	base := c.end() - int32(body) // the collect's offset of d[0]
 	p := body
 	if flags&store.FlagSame != 0 {
 		if c.mastBlk != b {
 			c.addMaster(b)
-			base = c.end() - int32(body)
 		}
 		for _, name := range c.mastSpans {
-			n, q := store.Uvarint(d, p)
-			c.spans = append(c.spans, name, span{base + int32(q), int32(n)})
-			p = q + int(n)
+			start := c.end()
+			c.buf, p = store.AppendStr(c.buf, d, p)
+			c.spans = append(c.spans, name, span{start, c.end() - start})
 		}
 		c.nf = append(c.nf, int32(len(c.mastSpans)))
-	} else {
-		k, q := store.Uvarint(d, p)
-		p = q
-		for range k {
-			n, q := store.Uvarint(d, p)
-			name := span{base + int32(q), int32(n)}
-			p = q + int(n)
-			n, q = store.Uvarint(d, p)
-			c.spans = append(c.spans, name, span{base + int32(q), int32(n)})
-			p = q + int(n)
-		}
-		c.nf = append(c.nf, int32(k))
+		return
 	}
-	c.buf = append(c.buf, d[body:p]...)
+	k, q := store.Uvarint(d, p)
+	p = q
+	for range k {
+		start := c.end()
+		c.buf, p = store.AppendStr(c.buf, d, p)
+		name := span{start, c.end() - start}
+		start = c.end()
+		c.buf, p = store.AppendStr(c.buf, d, p)
+		c.spans = append(c.spans, name, span{start, c.end() - start})
+	}
+	c.nf = append(c.nf, int32(k))
 }
 
 // addMaster copies the master field names of b to buf and records their

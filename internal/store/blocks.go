@@ -108,12 +108,13 @@ func (s *Blocks) Append(id ID, fields []Field) (sameAsOpen bool) {
 	tail := s.open
 	var msd, seq uint64
 	same := false
-	size := 0
+	rest := 0 // the entry's size but for the uvarints of its ID
 	if tail != nil {
 		msd, seq = tail.idDelta(id)
 		same = sameNames(s.openNames, fields)
 		sameAsOpen = same
-		size = entrySize(msd, seq, same, fields)
+		rest = 1 + fieldsSize(same, fields)
+		size := rest + idExtra(msd, seq)
 		maxEntries, maxBytes := s.bounds()
 		// The names' and values' lengths are less than size, and the
 		// listpack's header and counters take at most lpSlack: only an
@@ -136,9 +137,9 @@ func (s *Blocks) Append(id ID, fields []Field) (sameAsOpen bool) {
 		}
 		s.openNames = names
 		msd, seq, same = 0, 0, true
-		size = entrySize(0, 0, true, fields)
+		rest = 1 + fieldsSize(true, fields)
 	}
-	s.openBound += lpEntryBound(s.openFirst, id, size-uvarintLen(seq), same, len(fields))
+	s.openBound += lpEntryBound(s.openFirst, id, rest, same, len(fields))
 	if s.openLPExact {
 		s.openLP += lpEntrySize(s.openFirst, id, same, fields)
 	}
