@@ -1,14 +1,18 @@
 package xstream
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/xstreamgo/xstream/internal/wal"
 )
 
 // Snapshots of the first block format.
@@ -144,4 +148,61 @@ func requireSameDB(t *testing.T, want, got *DB) {
 	gp, err := got.Stream("sensors").Pending("g")
 	require.NoError(t, err)
 	require.Equal(t, wp, gp)
+}
+
+// TestSnapshotV1DecodeChecks damages the fixture's first-format block
+// records behind their checksums (a bit of every fifth payload byte, of
+// every seventeenth with -short, the checksums made right): Open refuses what does not hold together with
+// ErrCorrupt, leaving the directory as it was, and whatever it lets
+// through is a DB that can be read. Never a panic.
+func TestSnapshotV1DecodeChecks(t *testing.T) {
+	src := "testdata/snapshot-v1"
+	files := map[string][]byte{}
+	var name string
+	ents, err := os.ReadDir(src)
+	require.NoError(t, err)
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join(src, e.Name()))
+		require.NoError(t, err)
+		files[e.Name()] = b
+		if strings.HasSuffix(e.Name(), ".snap") {
+			name = e.Name()
+		}
+	}
+	snap := files[name]
+	dir := filepath.Join(t.TempDir(), "db")
+	require.NoError(t, os.CopyFS(dir, os.DirFS(src)))
+	ends := frameEndsOf(snap)
+	var refused, loaded int
+	step := 5
+	if testing.Short() {
+		step = 17
+	}
+	for off := wal.HeaderSize; off < len(snap); off += step {
+		rec, start := recordAt(ends, off)
+		if off-start <= wal.FrameHeaderSize || snap[start+wal.FrameHeaderSize] != snapBlock {
+			continue
+		}
+		msg := fmt.Sprintf("bit %d of snapshot byte %d (record %d), checksum fixed", off%8, off, rec)
+		damaged := bytes.Clone(snap)
+		damaged[off] ^= 1 << (off % 8)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), reframe(damaged), 0o600))
+		db, err := openSafe(t, dir, msg)
+		if err != nil {
+			requireErr(t, err, ErrCorrupt)
+			want := maps.Clone(files)
+			want[name] = reframe(damaged)
+			requireSameFiles(t, want, dir, msg)
+			refused++
+			continue
+		}
+		_, perr := probeDB(db)
+		require.NoError(t, perr, msg)
+		require.NoError(t, db.Close())
+		loaded++
+		require.NoError(t, os.RemoveAll(dir))
+		require.NoError(t, os.CopyFS(dir, os.DirFS(src)))
+	}
+	t.Logf("%d damaged snapshots refused, %d loaded (a changed value)", refused, loaded)
+	require.Positive(t, refused)
 }

@@ -1,6 +1,9 @@
 package store
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"slices"
+)
 
 // Storage.
 //
@@ -196,6 +199,22 @@ func fieldsSize(same bool, fields []Field) int {
 	return n
 }
 
+// fieldsBound bounds fieldsSize without a look at the strings' bytes:
+// it counts them raw.
+func fieldsBound(same bool, fields []Field) int {
+	n := 0
+	if !same {
+		n = uvarintLen(uint64(len(fields)))
+	}
+	for _, f := range fields {
+		if !same {
+			n += rawSize(len(f.Name))
+		}
+		n += rawSize(len(f.Value))
+	}
+	return n
+}
+
 // newBlock starts a block whose master entry is (id, fields). It sizes the
 // block for as many entries like this one as the limits let in, so that
 // a block of similar entries is filled without growing.
@@ -242,9 +261,16 @@ func (b *Block) lpCounters() int {
 	return lpEmpty + lpIntSize(int64(b.live)) + lpIntSize(int64(len(b.offs)-int(b.live)))
 }
 
-// append adds an entry; the caller has checked fits and ordering.
-func (b *Block) append(id ID, msd, seq uint64, same bool, fields []Field) {
+// append adds an entry of at most size bytes; the caller has checked
+// fits and ordering.
+func (b *Block) append(id ID, msd, seq uint64, same bool, fields []Field, size int) {
 	b.offs = append(b.offs, b.idKey(id)<<16|uint32(len(b.data)-int(b.hdr)))
+	l := len(b.data)
+	if cap(b.data)-l < size { // grow by the exact size only, as it may fit
+		b.data = slices.Grow(b.data, 1+idExtra(msd, seq)+fieldsSize(same, fields))
+		size = cap(b.data) - l
+	}
+	d := b.data[l : l+size]
 	var h byte
 	if same {
 		h = FlagSame
@@ -255,23 +281,24 @@ func (b *Block) append(id ID, msd, seq uint64, same bool, fields []Field) {
 	} else if seq >= keyMax {
 		v = vFollows
 	}
-	d := append(b.data, h|byte(v)<<vShift)
+	d[0] = h | byte(v)<<vShift
+	p := 1
 	if msd >= keyMax {
-		d = binary.AppendUvarint(d, msd)
+		p += binary.PutUvarint(d[p:], msd)
 	}
 	if v == vFollows {
-		d = binary.AppendUvarint(d, seq)
+		p += binary.PutUvarint(d[p:], seq)
 	}
 	if !same {
-		d = binary.AppendUvarint(d, uint64(len(fields)))
+		p += binary.PutUvarint(d[p:], uint64(len(fields)))
 	}
 	for _, f := range fields {
 		if !same {
-			d = appendStr(d, f.Name)
+			p += putStr(d[p:], f.Name)
 		}
-		d = appendStr(d, f.Value)
+		p += putStr(d[p:], f.Value)
 	}
-	b.data = d
+	b.data = b.data[:l+p]
 	b.last = id
 	b.live++
 }

@@ -1,6 +1,9 @@
 package store
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"slices"
+)
 
 // Strings of entries.
 //
@@ -16,39 +19,23 @@ import "encoding/binary"
 //
 // A string of 2 to 63 characters all in packAlphabet (decimal numbers,
 // with leading zeros or not, signs, decimal points, times such as
-// "12:30:05", dates, exponents) is packed: "0042" and "23.7" take 3 bytes
-// instead of 5. Unlike Redis's listpack integers, packing keeps every
-// such string byte for byte ("007", "-0", "+1" as well as "7"), so no
-// string needs a canonical form to be packed. Packed strings stop at 63
-// characters so that a string never takes more than half its listpack
-// size here (see lpEntryBound).
-const packAlphabet = "0123456789.-:+eT"
+// "12:30:05", dates such as "2026-12-01" or "12/01/2026", lists such as
+// "1,2,3") is packed: "0042" and "23.7" take 3 bytes instead of 5. Unlike
+// Redis's listpack integers, packing keeps every such string byte for
+// byte ("007", "-0", "+1" as well as "7"), so no string needs a canonical
+// form to be packed. The alphabet is the 16 bytes from '+' (0x2b) to ':'
+// (0x3a), and a character's nibble is its low four bits, so that packing
+// takes no table and checks four characters at a time. Packed strings
+// stop at 63 characters so that a string never takes more than half its
+// listpack size here (see lpEntryBound).
+const packAlphabet = "0123456789:+,-./" // by nibble
 
 const (
 	strLong   = 0x40 // first byte of a raw string of 64 bytes or more
 	strPacked = 0x80 // first byte of a packed string, | its length
 	packMax   = 63   // the longest packed string
+	packFirst = '+'  // the alphabet's first byte: it is packFirst..packFirst+15
 )
-
-// nibble maps a byte to its index in packAlphabet, 0xff if not in it.
-var nibble = func() (t [256]byte) {
-	for i := range t {
-		t[i] = 0xff
-	}
-	for i := range len(packAlphabet) {
-		t[packAlphabet[i]] = byte(i)
-	}
-	return t
-}()
-
-// unpacked maps a packed byte to its two characters, the first in the
-// low byte.
-var unpacked = func() (t [256]uint16) {
-	for i := range t {
-		t[i] = uint16(packAlphabet[i&15]) | uint16(packAlphabet[i>>4])<<8
-	}
-	return t
-}()
 
 // packable reports whether s is stored packed.
 func packable(s string) bool {
@@ -57,71 +44,113 @@ func packable(s string) bool {
 	}
 	var or byte // a byte out of the alphabet sets the high bits
 	for i := 0; i < len(s); i++ {
-		or |= nibble[s[i]]
+		or |= s[i] - packFirst
 	}
 	return or < 16
 }
 
 // strSize returns the size of s as stored.
 func strSize(s string) int {
-	switch n := len(s); {
-	case packable(s):
-		return 1 + (n+1)/2
-	case n < strLong:
-		return 1 + n
-	default:
-		return 1 + uvarintLen(uint64(n>>6)) + n
+	if packable(s) {
+		return 1 + (len(s)+1)/2
 	}
+	return rawSize(len(s))
+}
+
+// rawSize returns the size of a string of n bytes stored raw, which is
+// never less than its size as stored: a bound that costs no look at the
+// string's bytes.
+func rawSize(n int) int {
+	if n < strLong {
+		return 1 + n
+	}
+	return 1 + uvarintLen(uint64(n>>6)) + n
 }
 
 // appendStr appends s in its stored form.
 func appendStr(d []byte, s string) []byte {
+	l, n := len(d), rawSize(len(s))
+	d = slices.Grow(d, n)[:l+n]
+	return d[:l+putStr(d[l:], s)]
+}
+
+// putStr writes s in its stored form at the start of dst, which has room
+// for rawSize(len(s)) bytes, and returns the size written. It packs s on
+// the way, four characters at a time, and writes it raw instead when a
+// byte is not in the alphabet.
+func putStr(dst []byte, s string) int {
 	n := len(s)
-	if packable(s) {
-		d = append(d, strPacked|byte(n))
-		for i := 0; i+1 < n; i += 2 {
-			d = append(d, nibble[s[i]]|nibble[s[i+1]]<<4)
+	if uint(n-2) <= packMax-2 {
+		m := (n + 1) / 2
+		out := dst[1 : 1+m]
+		var bad uint32 // a byte out of the alphabet sets a bit of 0x80808080
+		i := 0
+		for ; i+4 <= n; i += 4 {
+			x := uint32(s[i]) | uint32(s[i+1])<<8 | uint32(s[i+2])<<16 | uint32(s[i+3])<<24
+			// A byte c is in the alphabet when c < 0x80, c + 0x55 >= 0x80
+			// (c >= '+') and c + 0x45 < 0x80 (c <= ':'); the sums of bytes
+			// below 0x80 do not carry into the next byte.
+			bad |= x | ^(x + 0x55555555) | (x + 0x45454545)
+			y := x & 0x0f0f0f0f
+			y |= y >> 4
+			binary.LittleEndian.PutUint16(out[i/2:], uint16(y&0xff|y>>8&0xff00))
 		}
-		if n%2 == 1 {
-			d = append(d, nibble[s[n-1]])
+		var or byte // a byte out of the alphabet sets a bit of 0xf0
+		for ; i+2 <= n; i += 2 {
+			or |= (s[i] - packFirst) | (s[i+1] - packFirst)
+			out[i/2] = s[i]&15 | s[i+1]<<4
 		}
-		return d
+		if i < n {
+			or |= s[i] - packFirst
+			out[i/2] = s[i] & 15
+		}
+		if bad&0x80808080 == 0 && or < 16 {
+			dst[0] = strPacked | byte(n)
+			return 1 + m
+		}
 	}
 	if n < strLong {
-		d = append(d, byte(n))
-	} else {
-		d = append(d, strLong|byte(n&0x3f))
-		d = binary.AppendUvarint(d, uint64(n>>6))
+		dst[0] = byte(n)
+		return 1 + copy(dst[1:], s)
 	}
-	return append(d, s...)
+	dst[0] = strLong | byte(n&0x3f)
+	k := 1 + binary.PutUvarint(dst[1:], uint64(n>>6))
+	return k + copy(dst[k:], s)
 }
 
 // AppendStr decodes the string stored at d[p] (written by this package),
 // appends it to dst and returns dst and the position after the string.
 func AppendStr(dst, d []byte, p int) ([]byte, int) {
-	if h := d[p]; h < strLong {
+	h := d[p]
+	if h < strLong {
 		q := p + 1 + int(h)
 		return append(dst, d[p+1:q]...), q
 	}
-	return appendStrSlow(dst, d, p)
-}
-
-func appendStrSlow(dst, d []byte, p int) ([]byte, int) {
-	h := d[p]
 	if h < strPacked {
 		u, q := Uvarint(d, p+1)
 		n := int(h&0x3f) | int(u)<<6
 		return append(dst, d[q:q+n]...), q + n
 	}
-	n := int(h &^ strPacked)
-	src := d[p+1 : p+1+(n+1)/2]
-	l := len(dst)
-	dst = append(dst, make([]byte, 2*len(src))...)
-	out := dst[l:]
-	for i, c := range src {
-		binary.LittleEndian.PutUint16(out[2*i:], unpacked[c])
+	n := uint(h &^ strPacked)
+	m := (n + 1) >> 1
+	l := uint(len(dst))
+	dst = slices.Grow(dst, int(2*m))[:l+2*m]
+	q := uint(p) + 1
+	for k := uint(0); k+2 <= m; k += 2 {
+		binary.LittleEndian.PutUint32(dst[l+2*k:], unpack4(uint32(d[q+k])|uint32(d[q+k+1])<<8))
 	}
-	return dst[:l+n], p + 1 + len(src)
+	if m&1 != 0 {
+		binary.LittleEndian.PutUint16(dst[l+2*m-2:], uint16(unpack4(uint32(d[q+m-1]))))
+	}
+	return dst[:l+n], int(q + m)
+}
+
+// unpack4 returns the four characters of the two packed bytes x, the
+// first in the low byte.
+func unpack4(x uint32) uint32 {
+	x = x&0xff | x&0xff00<<8                          // the bytes to bytes 0 and 2
+	x = x&0x000f000f | x&0x00f000f0<<4                // a nibble a byte
+	return x + 0x30303030 - (x+0x05050505)&0x10101010 // '0'+v, or '+'-11+v from 11 on
 }
 
 // SkipStr returns the position after the string stored at d[p].

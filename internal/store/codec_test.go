@@ -44,17 +44,21 @@ func TestStrForms(t *testing.T) {
 		{"0042", 3},
 		{"23.7", 3},
 		{"+1", 2},
-		{"1e3", 3},
-		{" 1", 3}, // a space is not in the alphabet: raw
+		{"1e3", 4}, // e is not in the alphabet
+		{" 1", 3},  // a space is not in the alphabet: raw
 		{"1 ", 3},
 		{"12:30:05", 5},
-		{"2026-12-01T17:02:33+01:00", 1 + 13},
+		{"2026-12-01", 6},
+		{"12/01/2026", 6},
+		{"1,2,3", 4},
+		{"-12.50", 4},
+		{"2026-12-01T17:02:33+01:00", 26}, // T is not
 		{"9223372036854775807", 1 + 10},
 		{"9223372036854775808", 1 + 10}, // past int64: the same
 		{"-9223372036854775808", 1 + 10},
 		{"-92233720368547758080", 1 + 11},
 		{"0x1f", 5},
-		{"1E3", 4}, // E is not in the alphabet
+		{"1E3", 4},
 		{strings.Repeat("7", 63), 1 + 32},
 		{strings.Repeat("7", 64), 2 + 64}, // packed stops at 63
 		{strings.Repeat("a", 63), 1 + 63},
@@ -68,6 +72,29 @@ func TestStrForms(t *testing.T) {
 		{"7\x00", 3},
 	} {
 		requireStrRoundTrip(t, tc.s, tc.size)
+	}
+}
+
+// TestPackAlphabet puts every byte at every position of strings of 2 to
+// 9 characters otherwise packable: the string is packed exactly when the
+// byte is in the alphabet ('+' to ':'), and it round-trips either way.
+func TestPackAlphabet(t *testing.T) {
+	for n := 2; n <= 9; n++ {
+		for pos := range n {
+			for c := range 256 {
+				b := []byte(strings.Repeat("7", n))
+				b[pos] = byte(c)
+				s := string(b)
+				in := c >= '+' && c <= ':'
+				require.Equal(t, in, strings.IndexByte(packAlphabet, byte(c)) >= 0, "%#x", c)
+				require.Equal(t, in, packable(s), "%q", s)
+				size := 1 + n
+				if in {
+					size = 1 + (n+1)/2
+				}
+				requireStrRoundTrip(t, s, size)
+			}
+		}
 	}
 }
 
@@ -100,7 +127,7 @@ func TestCheckStrRejects(t *testing.T) {
 // and checkStr accepts it; any bytes that checkStr accepts decode without
 // a panic to a string that stores back to at most as many bytes.
 func FuzzStrCodec(f *testing.F) {
-	for _, s := range []string{"", "0", "-0", "007", "23.7", " 1", "+1", "1e3", "9223372036854775808", strings.Repeat("1", 63), strings.Repeat("1", 64), strings.Repeat("z", 200)} {
+	for _, s := range []string{"", "0", "-0", "007", "23.7", " 1", "+1", "1e3", "12/01/2026", "9223372036854775808", strings.Repeat("1", 63), strings.Repeat("1", 64), strings.Repeat("z", 200)} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -192,4 +219,41 @@ func FuzzEntryCodec(f *testing.F) {
 		}
 		require.Equal(t, len(ids), k)
 	})
+}
+
+// BenchmarkAppendStr stores the two values of an entry of the sensor
+// benchmarks, four characters each, as Block.append does.
+func BenchmarkAppendStr(b *testing.B) {
+	d := make([]byte, 64)
+	vals := []string{"0042", "23.7", "1234", "31.9"}
+	for i := range b.N {
+		p := putStr(d, vals[i&3])
+		putStr(d[p:], vals[(i+1)&3])
+	}
+}
+
+// BenchmarkAppendStrText decodes the two values of BenchmarkAppendStr, as
+// the collector does.
+func BenchmarkAppendStrText(b *testing.B) {
+	d := appendStr(appendStr(nil, "0042"), "23.7")
+	out := make([]byte, 0, 64)
+	for range b.N {
+		var p int
+		out, p = AppendStr(out[:0], d, 0)
+		out, _ = AppendStr(out, d, p)
+	}
+	_ = out
+}
+
+// BenchmarkAppendStrTextRaw is BenchmarkAppendStrText with two raw
+// strings of four bytes, the yardstick of the packed ones.
+func BenchmarkAppendStrTextRaw(b *testing.B) {
+	d := appendStr(appendStr(nil, "abcd"), "wxyz")
+	out := make([]byte, 0, 64)
+	for range b.N {
+		var p int
+		out, p = AppendStr(out[:0], d, 0)
+		out, _ = AppendStr(out, d, p)
+	}
+	_ = out
 }

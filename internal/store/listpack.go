@@ -133,8 +133,9 @@ func lpEntrySize(master, id ID, same bool, fields []Field) int {
 	return n + lpIntSize(count)
 }
 
-// lpEntryBound bounds lpEntrySize from the entry's size in this format
-// without the uvarints of its ID (rest): every element takes at most
+// lpEntryBound bounds lpEntrySize from a bound of the entry's size in
+// this format without the uvarints of its ID (rest: its strings counted
+// raw, see fieldsBound): every element takes at most
 // twice its bytes here as a listpack element (see TestListpackBound), but
 // the millisecond and sequence differences to the master (which take
 // few bytes or none here: see the layout in block.go) and the element
