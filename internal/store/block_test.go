@@ -64,6 +64,32 @@ func TestEntryIDForms(t *testing.T) {
 	}
 }
 
+// TestBlockFilledExactly fills blocks sized for their entries to the
+// last byte: the last entry of each, whose bound (its strings counted
+// raw) passes the room left while its packed size fits, is written in
+// place whole, and every entry reads back.
+func TestBlockFilledExactly(t *testing.T) {
+	var s Blocks
+	var want [][]Field
+	for i := range 1000 {
+		fs := []Field{{"sensor-id", fmt.Sprintf("%04d", (i*7919)%10000)}, {"temperature", fmt.Sprintf("%d.%d", 10+i%30, i%10)}}
+		s.Append(ID{uint64(i/8 + 1), uint64(i % 8)}, fs)
+		want = append(want, fs)
+	}
+	require.NoError(t, s.Check())
+	k := 0
+	for bi := range s.NumBlocks() {
+		b := s.Block(bi)
+		require.Equal(t, len(b.data), cap(b.data), "block %d has room left", bi)
+		for i := range b.Len() {
+			_, _, fs := decodeEntry(b, []string{"sensor-id", "temperature"}, i)
+			require.Equal(t, want[k], fs, "entry %d", k)
+			k++
+		}
+	}
+	require.Equal(t, len(want), k)
+}
+
 // twoEntryBlock returns the raw content of a block of first and one more
 // entry, id, and the position of the second entry's first byte.
 func twoEntryBlock(t *testing.T, id ID) (RawBlock, int) {

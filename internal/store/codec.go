@@ -3,6 +3,7 @@ package store
 import (
 	"encoding/binary"
 	"slices"
+	"unsafe"
 )
 
 // Strings of entries.
@@ -75,34 +76,39 @@ func appendStr(d []byte, s string) []byte {
 }
 
 // putStr writes s in its stored form at the start of dst, which has room
-// for rawSize(len(s)) bytes, and returns the size written. It packs s on
-// the way, four characters at a time, and writes it raw instead when a
-// byte is not in the alphabet.
+// for it (strSize; rawSize(len(s)) is always enough), and returns the size
+// written. It packs s on the way, four characters at a time, and writes it
+// raw instead when a byte is not in the alphabet.
 func putStr(dst []byte, s string) int {
 	n := len(s)
-	if uint(n-2) <= packMax-2 {
+	if uint(n-2) <= packMax-2 && len(dst) > (n+1)/2 {
+		// The loads and stores go through pointers, which spares the
+		// bounds checks of every character (a third of the cost): the
+		// loop conditions keep them inside s and dst[1:1+(n+1)/2].
 		m := (n + 1) / 2
-		out := dst[1 : 1+m]
+		sp, op := unsafe.Pointer(unsafe.StringData(s)), unsafe.Pointer(&dst[1])
 		var bad uint32 // a byte out of the alphabet sets a bit of 0x80808080
 		i := 0
 		for ; i+4 <= n; i += 4 {
-			x := uint32(s[i]) | uint32(s[i+1])<<8 | uint32(s[i+2])<<16 | uint32(s[i+3])<<24
+			x := binary.LittleEndian.Uint32(unsafe.Slice((*byte)(unsafe.Add(sp, i)), 4))
 			// A byte c is in the alphabet when c < 0x80, c + 0x55 >= 0x80
 			// (c >= '+') and c + 0x45 < 0x80 (c <= ':'); the sums of bytes
 			// below 0x80 do not carry into the next byte.
 			bad |= x | ^(x + 0x55555555) | (x + 0x45454545)
 			y := x & 0x0f0f0f0f
 			y |= y >> 4
-			binary.LittleEndian.PutUint16(out[i/2:], uint16(y&0xff|y>>8&0xff00))
+			binary.LittleEndian.PutUint16(unsafe.Slice((*byte)(unsafe.Add(op, i/2)), 2), uint16(y&0xff|y>>8&0xff00))
 		}
 		var or byte // a byte out of the alphabet sets a bit of 0xf0
-		for ; i+2 <= n; i += 2 {
-			or |= (s[i] - packFirst) | (s[i+1] - packFirst)
-			out[i/2] = s[i]&15 | s[i+1]<<4
-		}
-		if i < n {
-			or |= s[i] - packFirst
-			out[i/2] = s[i] & 15
+		for ; i < n; i++ {
+			c := *(*byte)(unsafe.Add(sp, i))
+			or |= c - packFirst
+			o := (*byte)(unsafe.Add(op, i/2))
+			if i&1 == 0 {
+				*o = c & 15
+			} else {
+				*o |= c << 4
+			}
 		}
 		if bad&0x80808080 == 0 && or < 16 {
 			dst[0] = strPacked | byte(n)
@@ -111,11 +117,11 @@ func putStr(dst []byte, s string) int {
 	}
 	if n < strLong {
 		dst[0] = byte(n)
-		return 1 + copy(dst[1:], s)
+		return 1 + copy(dst[1:1+n], s)
 	}
 	dst[0] = strLong | byte(n&0x3f)
 	k := 1 + binary.PutUvarint(dst[1:], uint64(n>>6))
-	return k + copy(dst[k:], s)
+	return k + copy(dst[k:k+n], s)
 }
 
 // AppendStr decodes the string stored at d[p] (written by this package),
@@ -131,18 +137,24 @@ func AppendStr(dst, d []byte, p int) ([]byte, int) {
 		n := int(h&0x3f) | int(u)<<6
 		return append(dst, d[q:q+n]...), q + n
 	}
-	n := uint(h &^ strPacked)
-	m := (n + 1) >> 1
-	l := uint(len(dst))
-	dst = slices.Grow(dst, int(2*m))[:l+2*m]
-	q := uint(p) + 1
-	for k := uint(0); k+2 <= m; k += 2 {
-		binary.LittleEndian.PutUint32(dst[l+2*k:], unpack4(uint32(d[q+k])|uint32(d[q+k+1])<<8))
+	n := int(h &^ strPacked)
+	m := (n + 1) / 2
+	src := d[p+1 : p+1+m]
+	l := len(dst)
+	dst = slices.Grow(dst, 2*m)[:l+2*m]
+	// Through pointers, as in putStr: the loop conditions keep the loads
+	// inside src and the stores inside dst[l:l+2*m].
+	sp, op := unsafe.Pointer(&src[0]), unsafe.Pointer(&dst[l])
+	i := 0
+	for ; i+2 <= m; i += 2 {
+		x := binary.LittleEndian.Uint16(unsafe.Slice((*byte)(unsafe.Add(sp, i)), 2))
+		binary.LittleEndian.PutUint32(unsafe.Slice((*byte)(unsafe.Add(op, 2*i)), 4), unpack4(uint32(x)))
 	}
-	if m&1 != 0 {
-		binary.LittleEndian.PutUint16(dst[l+2*m-2:], uint16(unpack4(uint32(d[q+m-1]))))
+	if i < m {
+		x := *(*byte)(unsafe.Add(sp, i))
+		binary.LittleEndian.PutUint16(unsafe.Slice((*byte)(unsafe.Add(op, 2*i)), 2), uint16(unpack4(uint32(x))))
 	}
-	return dst[:l+n], int(q + m)
+	return dst[:l+n], p + 1 + m
 }
 
 // unpack4 returns the four characters of the two packed bytes x, the
