@@ -31,6 +31,7 @@ type collector struct {
 	mastSpans []span
 
 	fields []Field // ScanNoCopy's fields of one entry, views into buf
+	ends   []int32 // ends of one entry's strings in buf, as add decodes them
 }
 
 // chunkMin is the size past which a collect goes on in chunks, and the
@@ -74,28 +75,26 @@ func (c *collector) add(b *store.Block, id ID, flags byte, body int) {
 	if len(c.buf)+2*len(d) > cap(c.buf) {
 		c.reserve(2 * len(d))
 	}
-	p := body
 	if flags&store.FlagSame != 0 {
 		if c.mastBlk != b {
 			c.addMaster(b)
 		}
-		for _, name := range c.mastSpans {
-			start := c.end()
-			c.buf, p = store.AppendStr(c.buf, d, p)
-			c.spans = append(c.spans, name, span{start, c.end() - start})
+		start := len(c.buf)
+		c.buf, c.ends, _ = store.AppendStrs(c.buf, c.ends[:0], d, body, len(c.mastSpans))
+		for i, name := range c.mastSpans {
+			end := int(c.ends[i])
+			c.spans = append(c.spans, name, span{c.sealedLen + int32(start), int32(end - start)})
+			start = end
 		}
 		c.nf = append(c.nf, int32(len(c.mastSpans)))
 		return
 	}
-	k, q := store.Uvarint(d, p)
-	p = q
-	for range k {
-		start := c.end()
-		c.buf, p = store.AppendStr(c.buf, d, p)
-		name := span{start, c.end() - start}
-		start = c.end()
-		c.buf, p = store.AppendStr(c.buf, d, p)
-		c.spans = append(c.spans, name, span{start, c.end() - start})
+	k, p := store.Uvarint(d, body)
+	start := len(c.buf)
+	c.buf, c.ends, _ = store.AppendStrs(c.buf, c.ends[:0], d, p, 2*int(k))
+	for _, end := range c.ends {
+		c.spans = append(c.spans, span{c.sealedLen + int32(start), end - int32(start)})
+		start = int(end)
 	}
 	c.nf = append(c.nf, int32(k))
 }

@@ -200,7 +200,7 @@ func fieldsSize(same bool, fields []Field) int {
 }
 
 // fieldsBound bounds fieldsSize without a look at the strings' bytes:
-// it counts them raw.
+// it counts them raw (rawSize).
 func fieldsBound(same bool, fields []Field) int {
 	n := 0
 	if !same {
@@ -329,15 +329,21 @@ func Uvarint(d []byte, p int) (uint64, int) {
 }
 
 // At decodes the flags and ID of entry i and returns the position of its
-// body. An entry whose ID is in the first ID's millisecond, at a sequence
-// difference below 0x7fff, takes the fast path: its key is the difference.
+// body. An entry whose key and first byte say its ID takes the fast path:
+// one in the first ID's millisecond at a sequence difference below
+// 0x7fff, or in a later millisecond below 0x7fff ms with a sequence
+// number below 63.
 func (b *Block) At(i int) (id ID, flags byte, body int) {
 	o := b.offs[i]
 	p := int(b.hdr) + int(uint16(o))
 	h := b.data[p]
 	first := b.FirstID()
-	if k := o >> 16; k < keyMax {
+	k := o >> 16
+	if k < keyMax {
 		return ID{first.Ms, first.Seq + uint64(k)}, h & flagMask, p + 1
+	}
+	if v := uint64(h >> vShift); k != 0xffff && v != vFollows {
+		return ID{first.Ms + uint64(k&keyMax), v}, h & flagMask, p + 1
 	}
 	return b.atSlow(o, h, p+1)
 }

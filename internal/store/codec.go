@@ -127,34 +127,72 @@ func putStr(dst []byte, s string) int {
 // AppendStr decodes the string stored at d[p] (written by this package),
 // appends it to dst and returns dst and the position after the string.
 func AppendStr(dst, d []byte, p int) ([]byte, int) {
-	h := d[p]
-	if h < strLong {
-		q := p + 1 + int(h)
-		return append(dst, d[p+1:q]...), q
+	var ends [1]int32
+	dst, _, p = AppendStrs(dst, ends[:0], d, p, 1)
+	return dst, p
+}
+
+// AppendStrs decodes the n strings stored from d[p] on (written by this
+// package), appends them to dst and the end of each in dst to ends, and
+// returns dst, ends and the position after the strings. One call decodes
+// the strings of an entry, which spares a call a string.
+func AppendStrs(dst []byte, ends []int32, d []byte, p, n int) ([]byte, []int32, int) {
+	for range n {
+		h := d[p]
+		switch {
+		case h < strLong:
+			q := p + 1 + int(h)
+			dst = append(dst, d[p+1:q]...)
+			p = q
+		case h < strPacked:
+			u, q := Uvarint(d, p+1)
+			l := int(h&0x3f) | int(u)<<6
+			dst = append(dst, d[q:q+l]...)
+			p = q + l
+		case int(h&^strPacked) <= 8 && p+5 <= len(d):
+			// Up to eight characters from one load of four bytes (those
+			// past the string are d's next bytes) and one store of eight
+			// (those past the string are cut).
+			l := int(h &^ strPacked)
+			k := len(dst)
+			dst = slices.Grow(dst, 8)
+			binary.LittleEndian.PutUint64(dst[k:k+8], unpack8(binary.LittleEndian.Uint32(d[p+1:p+5])))
+			dst = dst[:k+l]
+			p += 1 + (l+1)/2
+		default:
+			l := int(h &^ strPacked)
+			m := (l + 1) / 2
+			src := d[p+1 : p+1+m]
+			k := len(dst)
+			dst = slices.Grow(dst, 2*m)[:k+2*m]
+			// Through pointers, as in putStr: the loop conditions keep the
+			// loads inside src and the stores inside dst[k:k+2*m].
+			sp, op := unsafe.Pointer(&src[0]), unsafe.Pointer(&dst[k])
+			i := 0
+			for ; i+2 <= m; i += 2 {
+				x := binary.LittleEndian.Uint16(unsafe.Slice((*byte)(unsafe.Add(sp, i)), 2))
+				binary.LittleEndian.PutUint32(unsafe.Slice((*byte)(unsafe.Add(op, 2*i)), 4), unpack4(uint32(x)))
+			}
+			if i < m {
+				x := *(*byte)(unsafe.Add(sp, i))
+				binary.LittleEndian.PutUint16(unsafe.Slice((*byte)(unsafe.Add(op, 2*i)), 2), uint16(unpack4(uint32(x))))
+			}
+			dst = dst[:k+l]
+			p += 1 + m
+		}
+		ends = append(ends, int32(len(dst)))
 	}
-	if h < strPacked {
-		u, q := Uvarint(d, p+1)
-		n := int(h&0x3f) | int(u)<<6
-		return append(dst, d[q:q+n]...), q + n
-	}
-	n := int(h &^ strPacked)
-	m := (n + 1) / 2
-	src := d[p+1 : p+1+m]
-	l := len(dst)
-	dst = slices.Grow(dst, 2*m)[:l+2*m]
-	// Through pointers, as in putStr: the loop conditions keep the loads
-	// inside src and the stores inside dst[l:l+2*m].
-	sp, op := unsafe.Pointer(&src[0]), unsafe.Pointer(&dst[l])
-	i := 0
-	for ; i+2 <= m; i += 2 {
-		x := binary.LittleEndian.Uint16(unsafe.Slice((*byte)(unsafe.Add(sp, i)), 2))
-		binary.LittleEndian.PutUint32(unsafe.Slice((*byte)(unsafe.Add(op, 2*i)), 4), unpack4(uint32(x)))
-	}
-	if i < m {
-		x := *(*byte)(unsafe.Add(sp, i))
-		binary.LittleEndian.PutUint16(unsafe.Slice((*byte)(unsafe.Add(op, 2*i)), 2), uint16(unpack4(uint32(x))))
-	}
-	return dst[:l+n], p + 1 + m
+	return dst, ends, p
+}
+
+// unpack8 returns the eight characters of the four packed bytes x, the
+// first in the low byte.
+func unpack8(x uint32) uint64 {
+	y := uint64(x)
+	y = (y | y<<16) & 0x0000ffff0000ffff
+	y = (y | y<<8) & 0x00ff00ff00ff00ff                                       // a byte every other byte
+	y = y&0x000f000f000f000f | y&0x00f000f000f000f0<<4                        // a nibble a byte
+	return y + 0x3030303030303030 - (y+0x0505050505050505)&0x1010101010101010 // as unpack4
 }
 
 // unpack4 returns the four characters of the two packed bytes x, the

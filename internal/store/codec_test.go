@@ -214,6 +214,9 @@ func FuzzEntryCodec(f *testing.F) {
 				require.Equal(t, ids[k], id, "entry %d", k)
 				require.Equal(t, want, fields, "entry %d", k)
 				require.Equal(t, SameNames(names, want), flags&FlagSame != 0, "entry %d", k)
+				same := SameNames(names, want)
+				require.GreaterOrEqual(t, fieldsBound(same, want), fieldsSize(same, want), "entry %d: fieldsBound", k)
+				require.Equal(t, entryBytes(blk, i), 1+idExtra(blk.idDelta(id))+fieldsSize(same, want), "entry %d: size", k)
 				k++
 			}
 		}
@@ -240,12 +243,10 @@ func BenchmarkAppendStrText(b *testing.B) {
 		b.Run(tc.name, func(b *testing.B) {
 			d := appendStr(appendStr(nil, tc.a), tc.c)
 			out := make([]byte, 0, 64)
+			ends := make([]int32, 0, 2)
 			for range b.N {
-				var p int
-				out, p = AppendStr(out[:0], d, 0)
-				out, _ = AppendStr(out, d, p)
+				out, ends, _ = AppendStrs(out[:0], ends[:0], d, 0, 2)
 			}
-			_ = out
 		})
 	}
 }
