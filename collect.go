@@ -80,7 +80,8 @@ func (c *collector) add(b *store.Block, id ID, flags byte, body int) {
 			c.addMaster(b)
 		}
 		start := len(c.buf)
-		c.buf, c.ends, _ = store.AppendStrs(c.buf, c.ends[:0], d, body, len(c.mastSpans))
+		c.ends = slices.Grow(c.ends[:0], len(c.mastSpans))[:len(c.mastSpans)]
+		c.buf, _ = store.AppendStrs(c.buf, c.ends, d, body)
 		for i, name := range c.mastSpans {
 			end := int(c.ends[i])
 			c.spans = append(c.spans, name, span{c.sealedLen + int32(start), int32(end - start)})
@@ -91,7 +92,8 @@ func (c *collector) add(b *store.Block, id ID, flags byte, body int) {
 	}
 	k, p := store.Uvarint(d, body)
 	start := len(c.buf)
-	c.buf, c.ends, _ = store.AppendStrs(c.buf, c.ends[:0], d, p, 2*int(k))
+	c.ends = slices.Grow(c.ends[:0], 2*int(k))[:2*int(k)]
+	c.buf, _ = store.AppendStrs(c.buf, c.ends, d, p)
 	for _, end := range c.ends {
 		c.spans = append(c.spans, span{c.sealedLen + int32(start), end - int32(start)})
 		start = int(end)

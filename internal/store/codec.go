@@ -128,16 +128,15 @@ func putStr(dst []byte, s string) int {
 // appends it to dst and returns dst and the position after the string.
 func AppendStr(dst, d []byte, p int) ([]byte, int) {
 	var ends [1]int32
-	dst, _, p = AppendStrs(dst, ends[:0], d, p, 1)
-	return dst, p
+	return AppendStrs(dst, ends[:], d, p)
 }
 
-// AppendStrs decodes the n strings stored from d[p] on (written by this
-// package), appends them to dst and the end of each in dst to ends, and
-// returns dst, ends and the position after the strings. One call decodes
-// the strings of an entry, which spares a call a string.
-func AppendStrs(dst []byte, ends []int32, d []byte, p, n int) ([]byte, []int32, int) {
-	for range n {
+// AppendStrs decodes len(ends) strings stored from d[p] on (written by
+// this package), appends them to dst, sets ends[i] to the end of string i
+// in dst, and returns dst and the position after the strings. One call
+// decodes the strings of an entry, which spares a call a string.
+func AppendStrs(dst []byte, ends []int32, d []byte, p int) ([]byte, int) {
+	for i := range ends {
 		h := d[p]
 		switch {
 		case h < strLong:
@@ -180,9 +179,9 @@ func AppendStrs(dst []byte, ends []int32, d []byte, p, n int) ([]byte, []int32, 
 			dst = dst[:k+l]
 			p += 1 + m
 		}
-		ends = append(ends, int32(len(dst)))
+		ends[i] = int32(len(dst))
 	}
-	return dst, ends, p
+	return dst, p
 }
 
 // unpack8 returns the eight characters of the four packed bytes x, the
