@@ -27,8 +27,8 @@ import (
 // form to be packed. The alphabet is the 16 bytes from '+' (0x2b) to ':'
 // (0x3a), and a character's nibble is its low four bits, so that packing
 // takes no table and checks four characters at a time. Packed strings
-// stop at 63 characters so that a string never takes more than half its
-// listpack size here (see lpEntryBound).
+// stop at 63 characters so that no string's listpack element takes more
+// than twice the string's bytes here (see lpEntryBound).
 const packAlphabet = "0123456789:+,-./" // by nibble
 
 const (
@@ -66,13 +66,6 @@ func rawSize(n int) int {
 		return 1 + n
 	}
 	return 1 + uvarintLen(uint64(n>>6)) + n
-}
-
-// appendStr appends s in its stored form.
-func appendStr(d []byte, s string) []byte {
-	l, n := len(d), rawSize(len(s))
-	d = slices.Grow(d, n)[:l+n]
-	return d[:l+putStr(d[l:], s)]
 }
 
 // putStr writes s in its stored form at the start of dst, which has room
@@ -200,19 +193,6 @@ func unpack4(x uint32) uint32 {
 	x = x&0xff | x&0xff00<<8                          // the bytes to bytes 0 and 2
 	x = x&0x000f000f | x&0x00f000f0<<4                // a nibble a byte
 	return x + 0x30303030 - (x+0x05050505)&0x10101010 // '0'+v, or '+'-11+v from 11 on
-}
-
-// SkipStr returns the position after the string stored at d[p].
-func SkipStr(d []byte, p int) int {
-	switch h := d[p]; {
-	case h < strLong:
-		return p + 1 + int(h)
-	case h < strPacked:
-		u, q := Uvarint(d, p+1)
-		return q + (int(h&0x3f) | int(u)<<6)
-	default:
-		return p + 1 + (int(h&^strPacked)+1)/2
-	}
 }
 
 // checkStr checks the string stored at d[p] and returns the position
