@@ -160,14 +160,14 @@ func AppendStrs(dst []byte, ends []int32, d []byte, p int) ([]byte, int) {
 			// Through pointers, as in putStr: the loop conditions keep the
 			// loads inside src and the stores inside dst[k:k+2*m].
 			sp, op := unsafe.Pointer(&src[0]), unsafe.Pointer(&dst[k])
-			i := 0
-			for ; i+2 <= m; i += 2 {
-				x := binary.LittleEndian.Uint16(unsafe.Slice((*byte)(unsafe.Add(sp, i)), 2))
-				binary.LittleEndian.PutUint32(unsafe.Slice((*byte)(unsafe.Add(op, 2*i)), 4), unpack4(uint32(x)))
+			j := 0
+			for ; j+2 <= m; j += 2 {
+				x := binary.LittleEndian.Uint16(unsafe.Slice((*byte)(unsafe.Add(sp, j)), 2))
+				binary.LittleEndian.PutUint32(unsafe.Slice((*byte)(unsafe.Add(op, 2*j)), 4), unpack4(uint32(x)))
 			}
-			if i < m {
-				x := *(*byte)(unsafe.Add(sp, i))
-				binary.LittleEndian.PutUint16(unsafe.Slice((*byte)(unsafe.Add(op, 2*i)), 2), uint16(unpack4(uint32(x))))
+			if j < m {
+				x := *(*byte)(unsafe.Add(sp, j))
+				binary.LittleEndian.PutUint16(unsafe.Slice((*byte)(unsafe.Add(op, 2*j)), 2), uint16(unpack4(uint32(x))))
 			}
 			dst = dst[:k+l]
 			p += 1 + m
