@@ -200,17 +200,21 @@ func fieldsSize(same bool, fields []Field) int {
 }
 
 // fieldsBound bounds fieldsSize without a look at the strings' bytes:
-// it counts them raw (rawSize).
+// a string of n bytes takes at most 1 + n + n>>6 here (rawSize), which
+// it counts without a branch.
 func fieldsBound(same bool, fields []Field) int {
 	n := 0
-	if !same {
-		n = uvarintLen(uint64(len(fields)))
-	}
-	for _, f := range fields {
-		if !same {
-			n += rawSize(len(f.Name))
+	if same {
+		for _, f := range fields {
+			l := len(f.Value)
+			n += 1 + l + l>>6
 		}
-		n += rawSize(len(f.Value))
+		return n
+	}
+	n = uvarintLen(uint64(len(fields)))
+	for _, f := range fields {
+		l, k := len(f.Value), len(f.Name)
+		n += 2 + l + l>>6 + k + k>>6
 	}
 	return n
 }
