@@ -31,6 +31,7 @@ type collector struct {
 	mastSpans []span
 
 	fields []Field // ScanNoCopy's fields of one entry, views into buf
+	ends   []int32 // ends of one entry's strings in buf, as add decodes them
 }
 
 // chunkMin is the size past which a collect goes on in chunks, and the
@@ -63,42 +64,41 @@ func (c *collector) reset() {
 	c.mastBlk, c.mastSpans = nil, c.mastSpans[:0]
 }
 
-// add records the entry whose body starts at body in b. It copies the
-// body's bytes to buf in one piece and records where its names and values
-// lie in buf; the master field names of b are copied once.
+// add records the entry whose body starts at body in b. It decodes the
+// entry's strings to buf and records where they lie in buf; the master
+// field names of b are copied once.
 func (c *collector) add(b *store.Block, id ID, flags byte, body int) {
 	c.ids = append(c.ids, id)
 	d := b.Data()
-	if len(c.buf)+len(d) > cap(c.buf) { // the block bounds the body and its master names
-		c.reserve(len(d))
+	// The block bounds the body's strings (a packed byte gives two) and its
+	// master names.
+	if len(c.buf)+2*len(d) > cap(c.buf) {
+		c.reserve(2 * len(d))
 	}
-	base := c.end() - int32(body) // the collect's offset of d[0]
-	p := body
 	if flags&store.FlagSame != 0 {
 		if c.mastBlk != b {
 			c.addMaster(b)
-			base = c.end() - int32(body)
 		}
-		for _, name := range c.mastSpans {
-			n, q := store.Uvarint(d, p)
-			c.spans = append(c.spans, name, span{base + int32(q), int32(n)})
-			p = q + int(n)
+		start := len(c.buf)
+		c.ends = slices.Grow(c.ends[:0], len(c.mastSpans))[:len(c.mastSpans)]
+		c.buf, _ = store.AppendStrs(c.buf, c.ends, d, body)
+		for i, name := range c.mastSpans {
+			end := int(c.ends[i])
+			c.spans = append(c.spans, name, span{c.sealedLen + int32(start), int32(end - start)})
+			start = end
 		}
 		c.nf = append(c.nf, int32(len(c.mastSpans)))
-	} else {
-		k, q := store.Uvarint(d, p)
-		p = q
-		for range k {
-			n, q := store.Uvarint(d, p)
-			name := span{base + int32(q), int32(n)}
-			p = q + int(n)
-			n, q = store.Uvarint(d, p)
-			c.spans = append(c.spans, name, span{base + int32(q), int32(n)})
-			p = q + int(n)
-		}
-		c.nf = append(c.nf, int32(k))
+		return
 	}
-	c.buf = append(c.buf, d[body:p]...)
+	k, p := store.Uvarint(d, body)
+	start := len(c.buf)
+	c.ends = slices.Grow(c.ends[:0], 2*int(k))[:2*int(k)]
+	c.buf, _ = store.AppendStrs(c.buf, c.ends, d, p)
+	for _, end := range c.ends {
+		c.spans = append(c.spans, span{c.sealedLen + int32(start), end - int32(start)})
+		start = int(end)
+	}
+	c.nf = append(c.nf, int32(k))
 }
 
 // addMaster copies the master field names of b to buf and records their

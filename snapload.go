@@ -24,7 +24,8 @@ type loading struct {
 	o       *robj
 	st      store.State
 	blocks  []*store.Block
-	nblocks uint64
+	nblocks uint64 // block records the stream said it has
+	nread   uint64 // block records read
 	groups  uint64 // groups still to read
 	g       *group
 	cons    []*consumer // the group's consumers, in snapshot order
@@ -73,7 +74,7 @@ func (r *replayer) loadSnapshot(in io.Reader) error {
 		}
 		d := &decoder{b: p[1:]}
 		kind := p[0]
-		if cur != nil && kind != snapBlock && kind != snapGroup && kind != snapGroupPolicy && kind != snapConsumer && kind != snapPending && kind != snapIdempotence && kind != snapIdmpProducer && kind != snapExpire {
+		if cur != nil && kind != snapBlock && kind != snapBlockV2 && kind != snapGroup && kind != snapGroupPolicy && kind != snapConsumer && kind != snapPending && kind != snapIdempotence && kind != snapIdmpProducer && kind != snapExpire {
 			if err := r.finish(cur); err != nil {
 				return err
 			}
@@ -88,7 +89,7 @@ func (r *replayer) loadSnapshot(in io.Reader) error {
 			if cur, err = r.loadStream(d); err != nil {
 				return err
 			}
-		case snapBlock, snapGroup, snapGroupPolicy, snapConsumer, snapPending, snapIdempotence, snapIdmpProducer, snapExpire:
+		case snapBlock, snapBlockV2, snapGroup, snapGroupPolicy, snapConsumer, snapPending, snapIdempotence, snapIdmpProducer, snapExpire:
 			if cur == nil {
 				return r.corrupt("snapshot record %d outside a stream", kind)
 			}
@@ -207,7 +208,7 @@ func (r *replayer) loadPart(c *loading, kind byte, d *decoder) error {
 		if err := r.endGroup(c); err != nil {
 			return err
 		}
-		if c.groups != 0 || uint64(len(c.blocks)) != c.nblocks {
+		if c.groups != 0 || c.nread != c.nblocks {
 			return r.corrupt("stream %q: idempotence state before its blocks and groups", s.Name())
 		}
 		return r.loadIdmp(c, kind, d)
@@ -215,14 +216,15 @@ func (r *replayer) loadPart(c *loading, kind byte, d *decoder) error {
 	switch kind {
 	case snapExpire:
 		ms := d.varint()
-		if len(c.blocks) > 0 || c.g != nil || c.o.sh != nil || s.expireMs != 0 || ms <= 0 {
+		if c.nread > 0 || c.g != nil || c.o.sh != nil || s.expireMs != 0 || ms <= 0 {
 			return r.corrupt("stream %q: an expiry out of place", s.Name())
 		}
 		r.db.setExpiryLocked(s, ms)
-	case snapBlock:
-		if uint64(len(c.blocks)) >= c.nblocks || c.g != nil {
+	case snapBlock, snapBlockV2:
+		if c.nread >= c.nblocks || c.g != nil {
 			return r.corrupt("stream %q: a block out of place", s.Name())
 		}
+		c.nread++
 		var rb store.RawBlock
 		hdr, nmast, live := d.uvarint(), d.uvarint(), d.uvarint()
 		rb.Last = sid(d.id())
@@ -237,17 +239,25 @@ func (r *replayer) loadPart(c *loading, kind byte, d *decoder) error {
 		}
 		rb.Data = append([]byte(nil), d.b[4*n:]...)
 		d.b = nil
+		if kind == snapBlock { // the first block format: made anew
+			bs, err := store.FromRawV1(rb)
+			if err != nil {
+				return r.corrupt("stream %q, block %d: %v", s.Name(), c.nread-1, err)
+			}
+			c.blocks = append(c.blocks, bs...)
+			break
+		}
 		b, err := store.FromRaw(rb)
 		if err != nil {
-			return r.corrupt("stream %q, block %d: %v", s.Name(), len(c.blocks), err)
+			return r.corrupt("stream %q, block %d: %v", s.Name(), c.nread-1, err)
 		}
 		c.blocks = append(c.blocks, b)
 	case snapGroup:
 		if err := r.endGroup(c); err != nil {
 			return err
 		}
-		if uint64(len(c.blocks)) != c.nblocks {
-			return r.corrupt("stream %q: %d blocks, it said %d", s.Name(), len(c.blocks), c.nblocks)
+		if c.nread != c.nblocks {
+			return r.corrupt("stream %q: %d blocks, it said %d", s.Name(), c.nread, c.nblocks)
 		}
 		if c.groups == 0 {
 			return r.corrupt("stream %q: more groups than it said", s.Name())
@@ -314,8 +324,8 @@ func (r *replayer) loadPart(c *loading, kind byte, d *decoder) error {
 
 // restoreBlocks gives the stream its blocks, once all are read.
 func (r *replayer) restoreBlocks(c *loading) error {
-	if uint64(len(c.blocks)) != c.nblocks {
-		return r.corrupt("stream %q: %d blocks, it said %d", c.o.s.Name(), len(c.blocks), c.nblocks)
+	if c.nread != c.nblocks {
+		return r.corrupt("stream %q: %d blocks, it said %d", c.o.s.Name(), c.nread, c.nblocks)
 	}
 	if err := c.o.s.st.Restore(c.blocks, c.st); err != nil {
 		return r.corrupt("stream %q: %v", c.o.s.Name(), err)

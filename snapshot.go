@@ -32,8 +32,11 @@ import (
 //	             then the sharded stream's object and the shard's number),
 //	             last ID, first ID, max deleted ID, entries added, open
 //	             (0/1), number of blocks and of groups
-//	snapBlock    header length, master names, live entries, last ID, n,
-//	             n × u32 offsets, data
+//	snapBlockV2  header length, master names, live entries, last ID, n,
+//	             n × u32 offsets, data: a block (internal/store/block.go)
+//	snapBlock    the same of a block in the first format, which the
+//	             snapshots written before snapBlockV2 hold (the loader
+//	             makes it anew: internal/store/blockv1.go)
 //	snapGroup    name, last ID, entries read, consumers
 //	snapGroupPolicy  max deliveries, dead-letter stream, entries moved:
 //	             right after the snapGroup of a group with a dead-letter
@@ -66,6 +69,7 @@ const (
 	snapIdempotence  = 11 // after the groups (see idmpops.go)
 	snapIdmpProducer = 12
 	snapExpire       = 13
+	snapBlockV2      = 14
 )
 
 // pendingBatch is how many pending entries one snapPending record holds.
@@ -202,7 +206,7 @@ func (w *snapWriter) writeStream(c *streamCopy) error {
 		}
 	}
 	for _, b := range c.blocks {
-		w.begin(snapBlock)
+		w.begin(snapBlockV2)
 		w.uvarint(uint64(b.Hdr))
 		w.uvarint(uint64(b.Nmast))
 		w.uvarint(uint64(b.Live))

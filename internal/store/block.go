@@ -1,6 +1,9 @@
 package store
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"slices"
+)
 
 // Storage.
 //
@@ -22,11 +25,22 @@ import "encoding/binary"
 //
 //	header:  first ID: ms, seq as two little-endian uint64   (see firstID)
 //	         uvarint n, then n × (uvarint len, name bytes)    master field names
-//	entry:   flags byte
-//	         uvarint msDelta             ms - first.Ms
-//	         uvarint seq                 seq - first.Seq when msDelta == 0, else seq
-//	         FlagSame:  n × (uvarint len, value bytes)
+//	entry:   one byte: flags (bits 0-1) | v<<2 (v in 0..63)
+//	         [uvarint msDelta]   ms - first.Ms, when the key says 0x7fff or more
+//	         [uvarint seq]       when v == 63
+//	         FlagSame:  n × value
 //	         otherwise: uvarint k, k × (name, value)
+//
+// The names and values are strings in the forms of codec.go. An entry's
+// ID is read from its offset table slot as much as from its bytes: the
+// key (see idKey) of an ID in the first ID's millisecond is its sequence
+// difference when below 0x7fff, and then the entry stores nothing more
+// (v is 0); at 0x7fff or more v is 63 and the difference follows as a
+// uvarint. For an ID in a later millisecond the key holds the millisecond
+// difference, which follows as a uvarint only when it is 0x7fff or more,
+// and the sequence number is v when below 63, else (v is 63) a uvarint.
+// So an entry of the common kind, whose ID is near the block's first,
+// takes one byte besides its strings.
 //
 // A deleted entry keeps its bytes with FlagDeleted set; a block whose
 // entries are all deleted is freed. The block keeps the index of its first
@@ -73,10 +87,15 @@ func (l Limits) resolved() (entries, bytes int) {
 	return entries, bytes
 }
 
-// The flags byte of an entry.
+// The flags of an entry, the low bits of its first byte.
 const (
 	FlagDeleted = 1 << iota // the entry was deleted
 	FlagSame                // the entry has the master field names
+
+	flagMask = FlagDeleted | FlagSame
+	vShift   = 2      // v, the rest of the first byte, is the ID's form
+	vFollows = 63     // v: a uvarint sequence (difference) follows
+	keyMax   = 0x7fff // the largest key of one half of idKey's range
 )
 
 // Block is one storage block. Its first ID lives in data rather than in
@@ -151,17 +170,51 @@ func sameNames(names []string, fields []Field) bool {
 	return true
 }
 
-// entrySize returns the encoded size of an entry with the given ID deltas.
-func entrySize(msd, seq uint64, same bool, fields []Field) int {
-	n := 1 + uvarintLen(msd) + uvarintLen(seq)
+// idExtra returns the size of the uvarints that follow an entry's first
+// byte for an ID with the given differences (see idDelta).
+func idExtra(msd, seq uint64) int {
+	n := 0
+	if msd >= keyMax {
+		n = uvarintLen(msd)
+	}
+	if msd == 0 && seq >= keyMax || msd != 0 && seq >= vFollows {
+		n += uvarintLen(seq)
+	}
+	return n
+}
+
+// fieldsSize returns the size of an entry's strings, with their count
+// and names unless same.
+func fieldsSize(same bool, fields []Field) int {
+	n := 0
 	if !same {
-		n += uvarintLen(uint64(len(fields)))
+		n = uvarintLen(uint64(len(fields)))
 	}
 	for _, f := range fields {
 		if !same {
-			n += uvarintLen(uint64(len(f.Name))) + len(f.Name)
+			n += strSize(f.Name)
 		}
-		n += uvarintLen(uint64(len(f.Value))) + len(f.Value)
+		n += strSize(f.Value)
+	}
+	return n
+}
+
+// fieldsBound bounds fieldsSize without a look at the strings' bytes:
+// a string of n bytes takes at most 1 + n + n>>6 here (rawSize), which
+// it counts without a branch.
+func fieldsBound(same bool, fields []Field) int {
+	n := 0
+	if same {
+		for _, f := range fields {
+			l := len(f.Value)
+			n += 1 + l + l>>6
+		}
+		return n
+	}
+	n = uvarintLen(uint64(len(fields)))
+	for _, f := range fields {
+		l, k := len(f.Value), len(f.Name)
+		n += 2 + l + l>>6 + k + k>>6
 	}
 	return n
 }
@@ -174,7 +227,7 @@ func newBlock(id ID, fields []Field, maxEntries, maxBytes int) *Block {
 	for _, f := range fields {
 		hdr += uvarintLen(uint64(len(f.Name))) + len(f.Name)
 	}
-	size := entrySize(0, 0, true, fields)
+	size := 1 + fieldsSize(true, fields)
 	maxBytes = min(maxBytes, BlockMaxBytes) // what is allocated at first
 	n := min(maxEntries, maxBytes/size+1)
 	body := size * n
@@ -212,26 +265,44 @@ func (b *Block) lpCounters() int {
 	return lpEmpty + lpIntSize(int64(b.live)) + lpIntSize(int64(len(b.offs)-int(b.live)))
 }
 
-// append adds an entry; the caller has checked fits and ordering.
-func (b *Block) append(id ID, msd, seq uint64, same bool, fields []Field) {
+// append adds an entry of at most size bytes; the caller has checked
+// fits and ordering.
+func (b *Block) append(id ID, msd, seq uint64, same bool, fields []Field, size int) {
 	b.offs = append(b.offs, b.idKey(id)<<16|uint32(len(b.data)-int(b.hdr)))
-	var flags byte
-	if same {
-		flags = FlagSame
+	l := len(b.data)
+	if cap(b.data)-l < size { // grow by the exact size only, as it may fit
+		b.data = slices.Grow(b.data, 1+idExtra(msd, seq)+fieldsSize(same, fields))
+		size = cap(b.data) - l
 	}
-	d := append(b.data, flags)
-	d = binary.AppendUvarint(d, msd)
-	d = binary.AppendUvarint(d, seq)
+	d := b.data[l : l+size]
+	var h byte
+	if same {
+		h = FlagSame
+	}
+	var v uint64
+	if msd != 0 {
+		v = min(seq, vFollows)
+	} else if seq >= keyMax {
+		v = vFollows
+	}
+	d[0] = h | byte(v)<<vShift
+	p := 1
+	if msd >= keyMax {
+		p += binary.PutUvarint(d[p:], msd)
+	}
+	if v == vFollows {
+		p += binary.PutUvarint(d[p:], seq)
+	}
 	if !same {
-		d = binary.AppendUvarint(d, uint64(len(fields)))
+		p += binary.PutUvarint(d[p:], uint64(len(fields)))
 	}
 	for _, f := range fields {
 		if !same {
-			d = appendString(d, f.Name)
+			p += putStr(d[p:], f.Name)
 		}
-		d = appendString(d, f.Value)
+		p += putStr(d[p:], f.Value)
 	}
-	b.data = d
+	b.data = b.data[:l+p]
 	b.last = id
 	b.live++
 }
@@ -262,17 +333,42 @@ func Uvarint(d []byte, p int) (uint64, int) {
 }
 
 // At decodes the flags and ID of entry i and returns the position of its
-// body.
+// body. An entry whose key and first byte say its ID takes the fast path:
+// one in the first ID's millisecond at a sequence difference below
+// 0x7fff, or in a later millisecond below 0x7fff ms with a sequence
+// number below 63.
 func (b *Block) At(i int) (id ID, flags byte, body int) {
-	p := int(b.hdr) + int(uint16(b.offs[i]))
-	flags = b.data[p]
-	msd, p := Uvarint(b.data, p+1)
-	seq, p := Uvarint(b.data, p)
+	o := b.offs[i]
+	p := int(b.hdr) + int(uint16(o))
+	h := b.data[p]
 	first := b.FirstID()
-	if msd == 0 {
-		return ID{first.Ms, first.Seq + seq}, flags, p
+	k := o >> 16
+	if k < keyMax {
+		return ID{first.Ms, first.Seq + uint64(k)}, h & flagMask, p + 1
 	}
-	return ID{first.Ms + msd, seq}, flags, p
+	if v := uint64(h >> vShift); k != 0xffff && v != vFollows {
+		return ID{first.Ms + uint64(k&keyMax), v}, h & flagMask, p + 1
+	}
+	return b.atSlow(o, h, p+1)
+}
+
+// atSlow is At for the IDs whose key does not say it all.
+func (b *Block) atSlow(o uint32, h byte, p int) (id ID, flags byte, body int) {
+	first := b.FirstID()
+	k := uint64(o >> 16)
+	if k == keyMax {
+		seq, p := Uvarint(b.data, p)
+		return ID{first.Ms, first.Seq + seq}, h & flagMask, p
+	}
+	msd := k &^ 0x8000
+	if msd == keyMax {
+		msd, p = Uvarint(b.data, p)
+	}
+	seq := uint64(h >> vShift)
+	if seq == vFollows {
+		seq, p = Uvarint(b.data, p)
+	}
+	return ID{first.Ms + msd, seq}, h & flagMask, p
 }
 
 // IDAt returns the ID of entry i.
@@ -288,9 +384,9 @@ func (b *Block) IDAt(i int) ID {
 func (b *Block) idKey(id ID) uint32 {
 	first := b.FirstID()
 	if msd := id.Ms - first.Ms; msd != 0 {
-		return 0x8000 | uint32(min(msd, 0x7fff))
+		return 0x8000 | uint32(min(msd, keyMax))
 	}
-	return uint32(min(id.Seq-first.Seq, 0x7fff))
+	return uint32(min(id.Seq-first.Seq, keyMax))
 }
 
 // Search returns the index of the first entry with ID >= id (len(offs) if

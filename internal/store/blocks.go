@@ -108,17 +108,25 @@ func (s *Blocks) Append(id ID, fields []Field) (sameAsOpen bool) {
 	tail := s.open
 	var msd, seq uint64
 	same := false
-	size := 0
+	// A bound of the entry's size but for the uvarints of its ID: its
+	// strings counted raw (fieldsBound).
+	rest, size := 0, 0
 	if tail != nil {
 		msd, seq = tail.idDelta(id)
 		same = sameNames(s.openNames, fields)
 		sameAsOpen = same
-		size = entrySize(msd, seq, same, fields)
+		rest = 1 + fieldsBound(same, fields)
+		size = rest + idExtra(msd, seq)
 		maxEntries, maxBytes := s.bounds()
 		// The names' and values' lengths are less than size, and the
 		// listpack's header and counters take at most lpSlack: only an
-		// entry that may not fit needs fitsBytes.
-		if !tail.fits(size, maxEntries) || s.openBound+lpSlack+size >= maxBytes && !s.fitsBytes(tail, fields, maxBytes) {
+		// entry that may not fit needs fitsBytes. Only an entry that may
+		// not fit in BlockBytesCap by its bound needs its exact size.
+		fits := tail.fits(size, maxEntries)
+		if !fits && len(tail.offs) < maxEntries {
+			fits = tail.fits(1+fieldsSize(same, fields)+idExtra(msd, seq), maxEntries)
+		}
+		if !fits || s.openBound+lpSlack+size >= maxBytes && !s.fitsBytes(tail, fields, maxBytes) {
 			tail.seal()
 			tail = nil
 		}
@@ -136,13 +144,14 @@ func (s *Blocks) Append(id ID, fields []Field) (sameAsOpen bool) {
 		}
 		s.openNames = names
 		msd, seq, same = 0, 0, true
-		size = entrySize(0, 0, true, fields)
+		rest = 1 + fieldsBound(true, fields)
+		size = rest
 	}
-	s.openBound += lpEntryBound(s.openFirst, id, size-uvarintLen(seq), same, len(fields))
+	s.openBound += lpEntryBound(s.openFirst, id, rest, same, len(fields))
 	if s.openLPExact {
 		s.openLP += lpEntrySize(s.openFirst, id, same, fields)
 	}
-	tail.append(id, msd, seq, same, fields)
+	tail.append(id, msd, seq, same, fields, size)
 	if s.length == 0 {
 		s.firstID = id
 	}

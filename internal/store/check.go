@@ -107,7 +107,7 @@ func (b *Block) checkEntries() error {
 		if p != end {
 			return fmt.Errorf("entry %d at %d, the previous one ended at %d", i, p, end)
 		}
-		id, flags, q, err := b.decode(p)
+		id, flags, q, err := b.decode(o)
 		if err != nil {
 			return fmt.Errorf("entry %d: %w", i, err)
 		}
@@ -116,9 +116,6 @@ func (b *Block) checkEntries() error {
 		}
 		if i > 0 && !prev.Less(id) {
 			return fmt.Errorf("entry %d has ID %v, not after %v", i, id, prev)
-		}
-		if o>>16 != b.idKey(id) {
-			return fmt.Errorf("entry %d: search key %#x, want %#x", i, o>>16, b.idKey(id))
 		}
 		if flags&FlagDeleted == 0 {
 			live++
@@ -137,26 +134,49 @@ func (b *Block) checkEntries() error {
 	return nil
 }
 
-// decode decodes the entry at p with bounds checks and returns its ID,
-// flags and end. Unlike At it never panics, whatever the bytes.
-func (b *Block) decode(p int) (id ID, flags byte, end int, err error) {
+// decode decodes the entry of offset table slot o with bounds checks
+// and returns its ID, flags and end. Unlike At it never panics, whatever
+// the bytes, and it accepts only the form append writes: an ID whose key
+// and first byte agree, with uvarints only where the key and v need them.
+func (b *Block) decode(o uint32) (id ID, flags byte, end int, err error) {
 	d := b.data
+	p := int(b.hdr) + int(uint16(o))
 	if p >= len(d) {
 		return ID{}, 0, 0, errors.New("past the end of data")
 	}
-	flags = d[p]
-	if flags&^(FlagDeleted|FlagSame) != 0 {
-		return ID{}, 0, 0, fmt.Errorf("unknown flags %#x", flags)
-	}
-	msd, p, ok := safeUvarint(d, p+1)
-	if !ok {
-		return ID{}, 0, 0, errors.New("bad ms delta")
-	}
-	seq, p, ok := safeUvarint(d, p)
-	if !ok {
-		return ID{}, 0, 0, errors.New("bad sequence")
-	}
+	h := d[p]
+	flags, v := h&flagMask, uint64(h>>vShift)
+	p++
 	first := b.FirstID()
+	k := uint64(o >> 16)
+	var msd, seq uint64
+	switch {
+	case k < keyMax:
+		if v != 0 {
+			return ID{}, 0, 0, fmt.Errorf("first byte %#x for key %#x", h, k)
+		}
+		seq = k
+	case k == keyMax:
+		var ok bool
+		if seq, p, ok = safeUvarint(d, p); !ok || v != vFollows || seq < keyMax {
+			return ID{}, 0, 0, errors.New("bad sequence")
+		}
+	default:
+		msd = k &^ 0x8000
+		if msd == keyMax {
+			var ok bool
+			if msd, p, ok = safeUvarint(d, p); !ok || msd < keyMax {
+				return ID{}, 0, 0, errors.New("bad ms delta")
+			}
+		}
+		seq = v
+		if v == vFollows {
+			var ok bool
+			if seq, p, ok = safeUvarint(d, p); !ok || seq < vFollows {
+				return ID{}, 0, 0, errors.New("bad sequence")
+			}
+		}
+	}
 	if msd == 0 {
 		if seq > ^first.Seq {
 			return ID{}, 0, 0, errors.New("sequence overflows")
@@ -168,20 +188,23 @@ func (b *Block) decode(p int) (id ID, flags byte, end int, err error) {
 		}
 		id = ID{first.Ms + msd, seq}
 	}
+	if k != uint64(b.idKey(id)) {
+		return ID{}, 0, 0, fmt.Errorf("search key %#x, want %#x", k, b.idKey(id))
+	}
 	strs := uint64(b.nmast)
 	if flags&FlagSame == 0 {
-		k, q, ok := safeUvarint(d, p)
-		if !ok || k == 0 || k > uint64(len(d)) {
+		n, q, ok := safeUvarint(d, p)
+		if !ok || n == 0 || n > uint64(len(d)) {
 			return ID{}, 0, 0, errors.New("bad field count")
 		}
-		p, strs = q, 2*k
+		p, strs = q, 2*n
 	}
 	for range strs {
-		n, q, ok := safeUvarint(d, p)
-		if !ok || n > uint64(len(d)-q) {
-			return ID{}, 0, 0, errors.New("string past the end of data")
+		q, ok := checkStr(d, p)
+		if !ok {
+			return ID{}, 0, 0, errors.New("bad string or one past the end of data")
 		}
-		p = q + int(n)
+		p = q
 	}
 	return id, flags, p, nil
 }

@@ -133,17 +133,19 @@ func lpEntrySize(master, id ID, same bool, fields []Field) int {
 	return n + lpIntSize(count)
 }
 
-// lpEntryBound bounds lpEntrySize from the entry's size in this format
-// without its sequence number (rest): every element takes at most twice
-// its bytes here as a listpack element (see TestListpackBound), but the
-// sequence difference to the master and the element count, which it
-// counts exactly.
+// lpEntryBound bounds lpEntrySize from a bound of the entry's size in
+// this format without the uvarints of its ID (rest: its strings counted
+// raw, see fieldsBound): every element takes at most
+// twice its bytes here as a listpack element (see TestListpackBound), but
+// the millisecond and sequence differences to the master (which take
+// few bytes or none here: see the layout in block.go) and the element
+// count, which it counts exactly.
 func lpEntryBound(master, id ID, rest int, same bool, nfields int) int {
 	count := int64(nfields + 3)
 	if !same {
 		count += int64(nfields) + 1
 	}
-	return 2*rest + lpIntSize(int64(id.Seq-master.Seq)) + lpIntSize(count)
+	return 2*rest + lpIntSize(int64(id.Ms-master.Ms)) + lpIntSize(int64(id.Seq-master.Seq)) + lpIntSize(count)
 }
 
 // lpSlack bounds a listpack's header, end and two counters.
@@ -171,26 +173,34 @@ func blockLP(b *Block, names []string) int {
 	lp := lpMasterSize(master)
 	first := b.FirstID()
 	var fields []Field
+	var text []byte
+	var ends []int // of the entry's strings in text
+	str := func(j int) string {
+		start := 0
+		if j > 0 {
+			start = ends[j-1]
+		}
+		return view(text[start:ends[j]])
+	}
 	for i := range len(b.offs) {
 		id, flags, p := b.At(i)
 		same := flags&FlagSame != 0
+		k, strs := len(names), len(names)
+		if !same {
+			n, q := Uvarint(b.data, p)
+			k, strs, p = int(n), 2*int(n), q
+		}
+		text, ends = text[:0], ends[:0]
+		for range strs {
+			text, p = AppendStr(text, b.data, p)
+			ends = append(ends, len(text))
+		}
 		fields = fields[:0]
-		if same {
-			for _, n := range names {
-				l, q := Uvarint(b.data, p)
-				fields = append(fields, Field{Name: n, Value: view(b.data[q : q+int(l)])})
-				p = q + int(l)
-			}
-		} else {
-			k, q := Uvarint(b.data, p)
-			p = q
-			for range k {
-				l, q := Uvarint(b.data, p)
-				name := view(b.data[q : q+int(l)])
-				p = q + int(l)
-				l, q = Uvarint(b.data, p)
-				fields = append(fields, Field{Name: name, Value: view(b.data[q : q+int(l)])})
-				p = q + int(l)
+		for j := range k {
+			if same {
+				fields = append(fields, Field{Name: names[j], Value: str(j)})
+			} else {
+				fields = append(fields, Field{Name: str(2 * j), Value: str(2*j + 1)})
 			}
 		}
 		lp += lpEntrySize(first, id, same, fields)
