@@ -42,7 +42,7 @@ func (s *Stream) addBatch(args AddArgs, entries [][]Field, inDB bool, name strin
 	if err := s.parseAdd(&args, &a); err != nil {
 		return nil, err
 	}
-	if args.Idempotency != (Idempotency{}) {
+	if args.Idempotency.asked() {
 		return nil, errorf(ErrInvalidArgument, "AddBatch takes no Idempotency (producer %q): add idempotent entries one by one with Add", args.Idempotency.Producer)
 	}
 	ids := make([]ID, len(entries))

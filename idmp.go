@@ -43,6 +43,11 @@ type Idempotency struct {
 	Auto bool
 }
 
+// asked reports whether i asks for idempotence: i is not the zero value.
+// Field by field, as the hottest path calls it: comparing i with
+// Idempotency{} compiles to a call comparing the whole struct.
+func (i *Idempotency) asked() bool { return i.Producer != "" || i.ID != "" || i.Auto }
+
 // IdempotenceConfig is a stream's setting of idempotent production
 // (Redis XCFGSET). A zero field is left as it is by SetIdempotence.
 type IdempotenceConfig struct {

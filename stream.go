@@ -212,7 +212,7 @@ func (s *Stream) add(args AddArgs, fields []Field, inDB bool, name string) (ID, 
 		return ID{}, err
 	}
 	var idmp *idmpKey
-	if args.Idempotency != (Idempotency{}) {
+	if args.Idempotency.asked() {
 		k, err := args.Idempotency.check(a.explicit, fields)
 		if err != nil {
 			return ID{}, err
