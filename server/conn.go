@@ -108,11 +108,12 @@ type conn struct {
 	trk      trackState // CLIENT TRACKING and SUBSCRIBE (tracking.go)
 	pushes   pushBox    // invalidations and MONITOR lines queued by other connections
 
-	monitor   bool     // MONITOR ran (monitor.go)
-	special   bool     // tracking, subscribed or monitor: see setSpecial
-	blockFeed [][]byte // a blocking command for MONITOR, until shown
-	blockedUS int64    // µs the running command waited blocked, for SLOWLOG
-	busy      bool     // counted in slowlog.busy
+	monitor   bool       // MONITOR ran (monitor.go)
+	special   bool       // tracking, subscribed or monitor: see setSpecial
+	blockFeed [][]byte   // a blocking command for MONITOR, until shown
+	blockedUS int64      // µs the running command waited blocked, for SLOWLOG
+	busy      bool       // counted in slowlog.busy
+	stamp     stampCache // the last key touchKeys stamped (idle.go)
 }
 
 // replyFull reports whether the running command's reply has passed

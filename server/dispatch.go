@@ -23,6 +23,8 @@ type command struct {
 	skipSlowlog    bool // not logged by SLOWLOG (EXEC)
 	idx            int  // in commandsInOrder, and in a server's stats
 	denyOOM        bool // refused past MaxMemory (maxmemory.go)
+	touches        bool // stamps its keys' access time (idle.go)
+	touchOne       bool // touches, and its one key is the first argument
 }
 
 var (
@@ -49,6 +51,10 @@ func register(name string, arity int, fn func(c *conn, args [][]byte)) *command 
 		cmd.noMonitor = cmd.noMonitor || f == "admin" || f == "skip_monitor"
 		cmd.blocking = cmd.blocking || f == "blocking"
 		cmd.skipSlowlog = cmd.skipSlowlog || f == "skip_slowlog"
+	}
+	cmd.touches = len(cmd.spec.specs) > 0 && !noTouch[name]
+	if sp := cmd.spec.specs; cmd.touches && len(sp) == 1 {
+		cmd.touchOne = sp[0].index == 1 && sp[0].keyword == "" && sp[0].lastkey == 0
 	}
 	if parent, sub, ok := strings.Cut(name, "|"); ok {
 		p := commands[parent]
@@ -252,6 +258,9 @@ func (c *conn) call(cmd *command, args [][]byte) {
 		c.runTracked(cmd, args)
 	} else {
 		cmd.fn(c, args)
+	}
+	if cmd.touches {
+		c.touchKeys(cmd, args)
 	}
 	if timed {
 		d := time.Since(start)

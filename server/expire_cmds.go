@@ -175,12 +175,18 @@ func (c *conn) expireKeys(cmd *command, args [][]byte) {
 // keyNames returns the keys that specs find in args.
 func keyNames(specs []keySpec, args [][]byte) []string {
 	var names []string
+	eachKey(specs, args, func(k []byte) { names = append(names, string(k)) })
+	return names
+}
+
+// eachKey calls fn with each key that specs find in args, in order.
+func eachKey(specs []keySpec, args [][]byte, fn func(k []byte)) {
 	for _, ks := range specs {
 		first := ks.index
 		if ks.keyword != "" {
 			first = 0
 			for i := ks.from; i < len(args); i++ {
-				if is(args[i], ks.keyword) {
+				if len(args[i]) == len(ks.keyword) && is(args[i], ks.keyword) {
 					first = i + 1
 					break
 				}
@@ -203,8 +209,7 @@ func keyNames(specs []keySpec, args [][]byte) []string {
 			last = first
 		}
 		for i := first; i <= min(last, len(args)-1); i++ {
-			names = append(names, string(args[i]))
+			fn(args[i])
 		}
 	}
-	return names
 }

@@ -24,6 +24,7 @@ func (s *Server) expireLoop() {
 		case <-s.ctx.Done():
 			return
 		case <-t.C:
+			s.tickLRU() // Redis's cron refreshes its LRU clock as often
 			if !s.expirePaused.Load() {
 				s.expireCycle(time.Now().Add(expireBudget))
 			}

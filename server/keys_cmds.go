@@ -41,6 +41,8 @@ func init() {
 		}
 		c.int(int64(n))
 	})
+	// TOUCH key...: as EXISTS, and call stamps the keys (idle.go).
+	register("touch", -2, commands["exists"].fn)
 	register("type", 2, func(c *conn, args [][]byte) {
 		if _, ok := c.lookupStream(args[1]); ok {
 			c.simple("stream")

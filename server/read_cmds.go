@@ -204,6 +204,11 @@ func (c *conn) runRead(r readCmd) (out []xstream.StreamEntries, dels [][]xstream
 		out, err = read(0)
 	}
 	if wait != 0 && err == nil && len(out) == 0 {
+		// Its keys were looked up before it waits (call stamps them again
+		// when it ends).
+		for i := 0; i < len(r.pairs); i += 2 {
+			c.touchKey([]byte(r.pairs[i]), c.srv.lru.Load())
+		}
 		stop := c.watch()
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithCancel(c.ctx)

@@ -137,6 +137,9 @@ type Server struct {
 	// expirePaused stops the active expiry cycle (tests of lazy expiry).
 	expirePaused atomic.Bool
 
+	lru       atomic.Int64 // Redis's LRU clock, from the server's clock (idle.go)
+	accessAll accessTables // when each key was last accessed (idle.go)
+
 	clientMem atomic.Int64 // bytes of the clients' buffers (memory.go)
 
 	refused, refusedLogged atomic.Int64  // clients refused at MaxClients, and ms of the last log of them
@@ -183,6 +186,7 @@ func New(opts Options) *Server {
 	s.persist.init(s)
 	s.slow.init()
 	s.stats.init()
+	s.tickLRU()
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	return s
 }
@@ -214,6 +218,10 @@ func (s *Server) startLocked(addr string) error {
 		if err := s.openDBs(); err != nil {
 			return err
 		}
+	}
+	s.tickLRU()
+	for i := range s.dbs {
+		s.access(i) // the keys there now were last accessed now (idle.go)
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
