@@ -114,6 +114,8 @@ type conn struct {
 	blockedUS int64      // µs the running command waited blocked, for SLOWLOG
 	busy      bool       // counted in slowlog.busy
 	stamp     stampCache // the last key touchKeys stamped (idle.go)
+	blocked   bool       // a command waits (watch): CLIENT LIST's b
+	noEvict   bool       // CLIENT NO-EVICT on: CLIENT LIST's e
 }
 
 // replyFull reports whether the running command's reply has passed
@@ -486,6 +488,8 @@ func (c *conn) watch() (stop func()) {
 	}
 	c.ahead.setRelease(false)
 	c.srv.stats.blocked.Add(1)
+	c.blocked = true
+	c.publish()
 	c.setBusy(false) // the wait is not the command's time
 	th := c.srv.slow.threshold.Load()
 	blockStart := c.srv.slowNow(th)
@@ -524,6 +528,8 @@ func (c *conn) watch() (stop func()) {
 		c.setBusy(true)
 		c.blockedUS += c.srv.slowNow(th) - blockStart
 		c.srv.stats.blocked.Add(-1)
+		c.blocked = false
+		c.publish()
 		stopping.Store(true)
 		c.nc.SetReadDeadline(time.Unix(1, 0))
 		c.ahead.setRelease(true)
