@@ -174,7 +174,7 @@ func TestDiffObjectIdleTime(t *testing.T) {
 			{"XREADGROUP", "GROUP", "g", "c", "STREAMS", "k", ">"}, {"XACK", "k", "g", "1-1"},
 			{"XCLAIM", "k", "g", "c", "0", "1-1"}, {"XGROUP", "CREATE", "k", "g2", "$"},
 			{"XSETID", "k", "5-5"}, {"EXPIRE", "k", "100"}, {"PERSIST", "k"}, {"TOUCH", "k"},
-			{"COPY", "k", "k2"}, {"RENAME", "k", "k"},
+			{"DUMP", "k"}, {"COPY", "k", "k2"}, {"RENAME", "k", "k"},
 		} {
 			for try := 0; ; try++ {
 				p.do("DEL", "k", "k2")
