@@ -138,25 +138,48 @@ func (db *DB) RemoveExpired(now time.Time, names ...string) []string {
 // it looked at and the names of those it removed (nil: none). O(n log m);
 // safe for concurrent use.
 func (db *DB) RemoveExpiredSample(now time.Time, n int) (sampled int, removed []string) {
+	x := db.SampleExpiry(now, n)
+	return x.Sampled, x.Removed
+}
+
+// ExpirySample is what SampleExpiry looked at and did.
+type ExpirySample struct {
+	Sampled int      // streams looked at
+	Removed []string // the names of those removed (nil: none)
+	// TTLSum is the time the streams looked at and kept had left before
+	// their expiry, summed over the TTLs of them that had some left (as
+	// Redis's cycle sums the TTLs of its samples for avg_ttl).
+	TTLSum time.Duration
+	TTLs   int
+}
+
+// SampleExpiry is RemoveExpiredSample, which also reports the time the
+// streams it kept had left. O(n log m); safe for concurrent use.
+func (db *DB) SampleExpiry(now time.Time, n int) ExpirySample {
+	var x ExpirySample
 	if db.exp.n.Load() == 0 || n <= 0 {
-		return 0, nil
+		return x
 	}
 	ms := now.UnixMilli()
 	db.mu.Lock()
 	var expired []*Stream
 	for s := range db.exp.set { // map order: a sample
-		if sampled == n {
+		if x.Sampled == n {
 			break
 		}
-		sampled++
-		if s.expireMs < ms {
+		x.Sampled++
+		switch {
+		case s.expireMs < ms:
 			expired = append(expired, s)
+		case s.expireMs > ms:
+			x.TTLSum += time.Duration(s.expireMs-ms) * time.Millisecond
+			x.TTLs++
 		}
 	}
 	var j *journal
 	var last uint64
 	for _, s := range expired {
-		removed = append(removed, s.Name())
+		x.Removed = append(x.Removed, s.Name())
 		if jj, lsn := db.removeLocked(s, errorf(ErrNoStream, "stream %q expired", s.Name())); jj != nil {
 			j, last = jj, max(last, lsn)
 		}
@@ -165,5 +188,5 @@ func (db *DB) RemoveExpiredSample(now time.Time, n int) (sampled int, removed []
 	if j != nil {
 		j.settle(last)
 	}
-	return sampled, removed
+	return x
 }

@@ -104,6 +104,26 @@ func TestRemoveExpiredSample(t *testing.T) {
 	require.Equal(t, 0, db.Expiring())
 }
 
+// SampleExpiry sums the time left of the streams it keeps; one at its
+// expiry time, kept, has none.
+func TestSampleExpiryTTL(t *testing.T) {
+	db := NewDB(WithClock(newTestClock(expT0.UnixMilli()).now))
+	for i, name := range []string{"k0", "k1", "k2", "k3"} {
+		_, err := db.Add(name, AddArgs{}, Fields("f", "v")...)
+		require.NoError(t, err)
+		require.NoError(t, db.SetExpiry(name, expT0.Add(time.Duration(i)*time.Second)))
+	}
+	_, err := db.Add("none", AddArgs{}, Fields("f", "v")...)
+	require.NoError(t, err)
+	x := db.SampleExpiry(expT0.Add(time.Second), 10)
+	require.Equal(t, 4, x.Sampled)
+	require.Equal(t, []string{"k0"}, x.Removed)
+	require.Equal(t, 2, x.TTLs) // k1 is at its expiry: kept, nothing left
+	require.Equal(t, 3*time.Second, x.TTLSum)
+	require.Equal(t, []string{"k1", "k2", "k3", "none"}, db.Names(""))
+	require.Equal(t, ExpirySample{}, db.SampleExpiry(expT0, 0))
+}
+
 func TestExpiryRenameAndRemove(t *testing.T) {
 	db := NewDB(WithClock(newTestClock(expT0.UnixMilli()).now))
 	renameDB(t, db)

@@ -60,6 +60,10 @@ type accessTable struct {
 	born int64 // the LRU clock when it was made: the stamp of the keys without a cell
 	mu   sync.RWMutex
 	m    map[string]*stampCell
+	// avgTTL is the DB's avg_ttl of INFO keyspace (ms), kept by the
+	// active expiry cycle (expire_cycle.go) with the table, as the DB's
+	// own state that follows it through SWAPDB.
+	avgTTL atomic.Int64
 }
 
 // stampCell is the stamp of one name. dead is set when prune drops it,

@@ -107,6 +107,7 @@ func init() {
 		}
 		db := c.mustDB()
 		db.Remove(db.Names("")...)
+		c.srv.access(c.db).avgTTL.Store(0) // as Redis's emptyData
 		c.ok()
 	})
 	register("flushall", -1, func(c *conn, args [][]byte) {
@@ -117,6 +118,7 @@ func init() {
 		for i := range c.srv.dbs {
 			db := c.srv.db(i)
 			db.Remove(db.Names("")...)
+			c.srv.access(i).avgTTL.Store(0)
 		}
 		c.ok()
 	})
