@@ -140,6 +140,13 @@ type Server struct {
 	lru       atomic.Int64 // Redis's LRU clock, from the server's clock (idle.go)
 	accessAll accessTables // when each key was last accessed (idle.go)
 
+	// client-output-buffer-limit (outlimit.go): the classes as CONFIG
+	// SET left them (guarded by mu), the pubsub one's in force, and the
+	// clients it disconnected.
+	bufLimits    [3]bufLimit
+	pubsubLimit  atomic.Pointer[bufLimit]
+	outputClosed atomic.Int64
+
 	clientMem atomic.Int64 // bytes of the clients' buffers (memory.go)
 
 	refused, refusedLogged atomic.Int64  // clients refused at MaxClients, and ms of the last log of them
@@ -187,6 +194,9 @@ func New(opts Options) *Server {
 	s.slow.init()
 	s.stats.init()
 	s.tickLRU()
+	s.bufLimits = defaultBufLimits
+	pubsub := s.bufLimits[pubsubClass]
+	s.pubsubLimit.Store(&pubsub)
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	return s
 }
