@@ -64,6 +64,33 @@ func (db *DB) dropExpiryLocked(s *Stream) {
 // there is no such stream. In a durable DB the expiry is logged and
 // survives a restart. O(log n); safe for concurrent use.
 func (db *DB) SetExpiry(name string, at time.Time) error {
+	_, err := db.SetExpiryIf(name, at, 0)
+	return err
+}
+
+// ExpiryCond is a condition of SetExpiryIf, Redis's options of EXPIRE:
+// ExpiryXX may go with ExpiryGT or ExpiryLT.
+type ExpiryCond uint8
+
+// The conditions of SetExpiryIf; 0 is none.
+const (
+	ExpiryNX ExpiryCond = 1 << iota // only when the stream has no expiry
+	ExpiryXX                        // only when it has one
+	ExpiryGT                        // only later than its expiry (none is infinite: never)
+	ExpiryLT                        // only earlier than its expiry (none is infinite: always)
+)
+
+// SetExpiryIf is SetExpiry when the stream's expiry meets cond, checked
+// and set under the DB's lock, so that two calls cannot both pass ExpiryNX
+// (as Redis, a single thread, never lets two EXPIRE NX pass). It reports
+// whether it set the expiry: false, changing nothing, when cond failed.
+// It fails with ErrNoStream when there is no such stream, and with
+// ErrInvalidArgument for ExpiryNX with another condition or ExpiryGT with
+// ExpiryLT. O(log n); safe for concurrent use.
+func (db *DB) SetExpiryIf(name string, at time.Time, cond ExpiryCond) (bool, error) {
+	if cond&ExpiryNX != 0 && cond&^ExpiryNX != 0 || cond&ExpiryGT != 0 && cond&ExpiryLT != 0 {
+		return false, errorf(ErrInvalidArgument, "SetExpiryIf %q: conditions %b do not go together", name, cond)
+	}
 	var ms int64
 	if !at.IsZero() {
 		ms = max(at.UnixMilli(), 1) // 0 is "none"
@@ -72,16 +99,26 @@ func (db *DB) SetExpiry(name string, at time.Time) error {
 	s, ok := db.lookupLocked(name)
 	if !ok {
 		db.mu.Unlock()
-		return errorf(ErrNoStream, "SetExpiry %q: no such stream", name)
+		return false, errorf(ErrNoStream, "SetExpiryIf %q: no such stream", name)
 	}
 	s.mu.Lock()
-	if s.expireMs != ms {
+	cur := s.expireMs
+	switch {
+	case cond&ExpiryNX != 0 && cur != 0,
+		cond&ExpiryXX != 0 && cur == 0,
+		cond&ExpiryGT != 0 && (cur == 0 || ms <= cur),
+		cond&ExpiryLT != 0 && cur != 0 && ms >= cur:
+		s.mu.Unlock()
+		db.mu.Unlock()
+		return false, nil
+	}
+	if cur != ms {
 		db.setExpiryLoggedLocked(s, ms)
 	}
 	j, lsn := s.unlockDeferred()
 	db.mu.Unlock()
 	j.settle(lsn)
-	return nil
+	return true, nil
 }
 
 // ExpiresAt returns when the stream expires, and false when it has no

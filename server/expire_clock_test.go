@@ -301,3 +301,42 @@ func TestAvgTTL(t *testing.T) {
 		t.Fatalf("avg_ttl after FLUSHDB: %d", got)
 	}
 }
+
+// EXPIRE NX and PERSIST check and set at once: of many clients at once,
+// one answers 1.
+func TestExpireConditionAtomic(t *testing.T) {
+	srv := RunT(t)
+	const clients = 16
+	var cs [clients]*client
+	for i := range cs {
+		cs[i] = newClient(t, srv.Addr())
+	}
+	for round := range 200 {
+		key := "k" + strconv.Itoa(round)
+		cs[0].do(t, "XADD", key, "1-1", "f", "v")
+		for _, args := range [][]string{{"EXPIRE", key, "", "NX"}, {"PERSIST", key}} {
+			ones := make(chan int64, clients)
+			for i, c := range cs {
+				go func() {
+					a := append([]string(nil), args...)
+					if a[0] == "EXPIRE" {
+						a[2] = strconv.Itoa(1000 + i)
+					}
+					r, err := c.send(a...)
+					if err != nil {
+						ones <- -1
+						return
+					}
+					ones <- r.n
+				}()
+			}
+			sum := int64(0)
+			for range clients {
+				sum += <-ones
+			}
+			if sum != 1 {
+				t.Fatalf("round %d: %q answered 1 to %d clients", round, args[0], sum)
+			}
+		}
+	}
+}
