@@ -64,6 +64,33 @@ func (db *DB) dropExpiryLocked(s *Stream) {
 // there is no such stream. In a durable DB the expiry is logged and
 // survives a restart. O(log n); safe for concurrent use.
 func (db *DB) SetExpiry(name string, at time.Time) error {
+	_, err := db.SetExpiryIf(name, at, 0)
+	return err
+}
+
+// ExpiryCond is a condition of SetExpiryIf, Redis's options of EXPIRE:
+// ExpiryXX may go with ExpiryGT or ExpiryLT.
+type ExpiryCond uint8
+
+// The conditions of SetExpiryIf; 0 is none.
+const (
+	ExpiryNX ExpiryCond = 1 << iota // only when the stream has no expiry
+	ExpiryXX                        // only when it has one
+	ExpiryGT                        // only later than its expiry (none is infinite: never)
+	ExpiryLT                        // only earlier than its expiry (none is infinite: always)
+)
+
+// SetExpiryIf is SetExpiry when the stream's expiry meets cond, checked
+// and set under the DB's lock, so that two calls cannot both pass ExpiryNX
+// (as Redis, a single thread, never lets two EXPIRE NX pass). It reports
+// whether it set the expiry: false, changing nothing, when cond failed.
+// It fails with ErrNoStream when there is no such stream, and with
+// ErrInvalidArgument for ExpiryNX with another condition or ExpiryGT with
+// ExpiryLT. O(log n); safe for concurrent use.
+func (db *DB) SetExpiryIf(name string, at time.Time, cond ExpiryCond) (bool, error) {
+	if cond&ExpiryNX != 0 && cond&^ExpiryNX != 0 || cond&ExpiryGT != 0 && cond&ExpiryLT != 0 {
+		return false, errorf(ErrInvalidArgument, "SetExpiryIf %q: conditions %b do not go together", name, cond)
+	}
 	var ms int64
 	if !at.IsZero() {
 		ms = max(at.UnixMilli(), 1) // 0 is "none"
@@ -72,16 +99,26 @@ func (db *DB) SetExpiry(name string, at time.Time) error {
 	s, ok := db.lookupLocked(name)
 	if !ok {
 		db.mu.Unlock()
-		return errorf(ErrNoStream, "SetExpiry %q: no such stream", name)
+		return false, errorf(ErrNoStream, "SetExpiryIf %q: no such stream", name)
 	}
 	s.mu.Lock()
-	if s.expireMs != ms {
+	cur := s.expireMs
+	switch {
+	case cond&ExpiryNX != 0 && cur != 0,
+		cond&ExpiryXX != 0 && cur == 0,
+		cond&ExpiryGT != 0 && (cur == 0 || ms <= cur),
+		cond&ExpiryLT != 0 && cur != 0 && ms >= cur:
+		s.mu.Unlock()
+		db.mu.Unlock()
+		return false, nil
+	}
+	if cur != ms {
 		db.setExpiryLoggedLocked(s, ms)
 	}
 	j, lsn := s.unlockDeferred()
 	db.mu.Unlock()
 	j.settle(lsn)
-	return nil
+	return true, nil
 }
 
 // ExpiresAt returns when the stream expires, and false when it has no
@@ -138,25 +175,48 @@ func (db *DB) RemoveExpired(now time.Time, names ...string) []string {
 // it looked at and the names of those it removed (nil: none). O(n log m);
 // safe for concurrent use.
 func (db *DB) RemoveExpiredSample(now time.Time, n int) (sampled int, removed []string) {
+	x := db.SampleExpiry(now, n)
+	return x.Sampled, x.Removed
+}
+
+// ExpirySample is what SampleExpiry looked at and did.
+type ExpirySample struct {
+	Sampled int      // streams looked at
+	Removed []string // the names of those removed (nil: none)
+	// TTLSum is the time the streams looked at and kept had left before
+	// their expiry, summed over the TTLs of them that had some left (as
+	// Redis's cycle sums the TTLs of its samples for avg_ttl).
+	TTLSum time.Duration
+	TTLs   int
+}
+
+// SampleExpiry is RemoveExpiredSample, which also reports the time the
+// streams it kept had left. O(n log m); safe for concurrent use.
+func (db *DB) SampleExpiry(now time.Time, n int) ExpirySample {
+	var x ExpirySample
 	if db.exp.n.Load() == 0 || n <= 0 {
-		return 0, nil
+		return x
 	}
 	ms := now.UnixMilli()
 	db.mu.Lock()
 	var expired []*Stream
 	for s := range db.exp.set { // map order: a sample
-		if sampled == n {
+		if x.Sampled == n {
 			break
 		}
-		sampled++
-		if s.expireMs < ms {
+		x.Sampled++
+		switch {
+		case s.expireMs < ms:
 			expired = append(expired, s)
+		case s.expireMs > ms:
+			x.TTLSum += time.Duration(s.expireMs-ms) * time.Millisecond
+			x.TTLs++
 		}
 	}
 	var j *journal
 	var last uint64
 	for _, s := range expired {
-		removed = append(removed, s.Name())
+		x.Removed = append(x.Removed, s.Name())
 		if jj, lsn := db.removeLocked(s, errorf(ErrNoStream, "stream %q expired", s.Name())); jj != nil {
 			j, last = jj, max(last, lsn)
 		}
@@ -165,5 +225,5 @@ func (db *DB) RemoveExpiredSample(now time.Time, n int) (sampled int, removed []
 	if j != nil {
 		j.settle(last)
 	}
-	return sampled, removed
+	return x
 }

@@ -2,6 +2,9 @@ package xstream
 
 import (
 	"context"
+	"strconv"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -104,6 +107,26 @@ func TestRemoveExpiredSample(t *testing.T) {
 	require.Equal(t, 0, db.Expiring())
 }
 
+// SampleExpiry sums the time left of the streams it keeps; one at its
+// expiry time, kept, has none.
+func TestSampleExpiryTTL(t *testing.T) {
+	db := NewDB(WithClock(newTestClock(expT0.UnixMilli()).now))
+	for i, name := range []string{"k0", "k1", "k2", "k3"} {
+		_, err := db.Add(name, AddArgs{}, Fields("f", "v")...)
+		require.NoError(t, err)
+		require.NoError(t, db.SetExpiry(name, expT0.Add(time.Duration(i)*time.Second)))
+	}
+	_, err := db.Add("none", AddArgs{}, Fields("f", "v")...)
+	require.NoError(t, err)
+	x := db.SampleExpiry(expT0.Add(time.Second), 10)
+	require.Equal(t, 4, x.Sampled)
+	require.Equal(t, []string{"k0"}, x.Removed)
+	require.Equal(t, 2, x.TTLs) // k1 is at its expiry: kept, nothing left
+	require.Equal(t, 3*time.Second, x.TTLSum)
+	require.Equal(t, []string{"k1", "k2", "k3", "none"}, db.Names(""))
+	require.Equal(t, ExpirySample{}, db.SampleExpiry(expT0, 0))
+}
+
 func TestExpiryRenameAndRemove(t *testing.T) {
 	db := NewDB(WithClock(newTestClock(expT0.UnixMilli()).now))
 	renameDB(t, db)
@@ -158,4 +181,79 @@ func TestExpiryDurable(t *testing.T) {
 	require.NoError(t, db.Close())
 	db = openT(t, dir, clk) // the snapshot and the log after it
 	require.Equal(t, 2, db.Expiring())
+}
+
+func TestSetExpiryIf(t *testing.T) {
+	db := NewDB(WithClock(newTestClock(expT0.UnixMilli()).now))
+	_, err := db.Add("k", AddArgs{}, Fields("f", "v")...)
+	require.NoError(t, err)
+	at := func(s int) time.Time { return expT0.Add(time.Duration(s) * time.Second) }
+	expiry := func() int64 {
+		s, _ := db.Lookup("k")
+		e, ok := s.ExpiresAt()
+		if !ok {
+			return 0
+		}
+		return e.Sub(expT0).Milliseconds() / 1000
+	}
+	for _, tc := range []struct {
+		at   int
+		cond ExpiryCond
+		set  bool
+		then int64
+	}{
+		{10, ExpiryXX, false, 0}, // none to replace
+		{10, ExpiryGT, false, 0}, // none is infinite
+		{10, ExpiryLT, true, 10}, // earlier than infinite
+		{20, ExpiryNX, false, 10},
+		{5, ExpiryGT, false, 10},
+		{20, ExpiryGT | ExpiryXX, true, 20},
+		{30, ExpiryLT, false, 20},
+		{20, ExpiryLT, false, 20}, // not earlier
+		{15, ExpiryXX, true, 15},
+		{0, ExpiryXX, true, 0}, // the zero time: no expiry
+		{40, ExpiryNX, true, 40},
+		{50, 0, true, 50},
+	} {
+		when := time.Time{}
+		if tc.at != 0 {
+			when = at(tc.at)
+		}
+		set, err := db.SetExpiryIf("k", when, tc.cond)
+		require.NoError(t, err)
+		require.Equal(t, tc.set, set, "%+v", tc)
+		require.Equal(t, tc.then, expiry(), "%+v", tc)
+	}
+	for _, bad := range []ExpiryCond{ExpiryNX | ExpiryXX, ExpiryNX | ExpiryGT, ExpiryGT | ExpiryLT} {
+		set, err := db.SetExpiryIf("k", at(99), bad)
+		requireErr(t, err, ErrInvalidArgument, "k", "do not go together")
+		require.False(t, set)
+		require.Equal(t, int64(50), expiry(), "unchanged")
+	}
+	set, err := db.SetExpiryIf("nosuch", at(1), ExpiryNX)
+	requireErr(t, err, ErrNoStream, "nosuch")
+	require.False(t, set)
+}
+
+// Of many SetExpiryIf NX at once, one sets the expiry.
+func TestSetExpiryIfConcurrent(t *testing.T) {
+	db := NewDB()
+	for round := range 50 {
+		name := "k" + strconv.Itoa(round)
+		_, err := db.Add(name, AddArgs{}, Fields("f", "v")...)
+		require.NoError(t, err)
+		var wins atomic.Int32
+		var wg sync.WaitGroup
+		for i := range 8 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if set, _ := db.SetExpiryIf(name, expT0.Add(time.Duration(i+1)*time.Hour), ExpiryNX); set {
+					wins.Add(1)
+				}
+			}()
+		}
+		wg.Wait()
+		require.Equal(t, int32(1), wins.Load())
+	}
 }

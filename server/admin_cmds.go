@@ -144,6 +144,7 @@ func (c *conn) configParams() [][2]string {
 		{"stream-node-max-bytes", strconv.FormatInt(bytes, 10)},
 		{"slowlog-log-slower-than", strconv.FormatInt(c.srv.slow.threshold.Load(), 10)},
 		{"slowlog-max-len", strconv.FormatInt(c.srv.slow.maxLen.Load(), 10)},
+		{"client-output-buffer-limit", c.srv.bufLimitsValue()},
 	}
 }
 
@@ -180,16 +181,17 @@ func configGet(c *conn, args [][]byte) {
 // value is checked before any is set, as Redis does. The settings it
 // changes are the ones the server has: stream-node-max-entries and
 // stream-node-max-bytes (the node size of every stream, see
-// xstream.DB.SetNodeSize), maxclients, slowlog-log-slower-than and
-// slowlog-max-len.
+// xstream.DB.SetNodeSize), maxclients, slowlog-log-slower-than,
+// slowlog-max-len and client-output-buffer-limit (outlimit.go).
 func configSet(c *conn, args [][]byte) {
 	if len(args)%2 != 0 {
 		c.err(errSyntax)
 		return
 	}
 	type change struct {
-		name string
-		v    int64
+		name   string
+		v      int64
+		limits [3]bufLimit // client-output-buffer-limit
 	}
 	var changes []change
 	seen := map[string]bool{}
@@ -200,7 +202,17 @@ func configSet(c *conn, args [][]byte) {
 		}
 		var v int64
 		var err error
+		var limits [3]bufLimit
 		switch name {
+		case "client-output-buffer-limit":
+			c.srv.mu.Lock()
+			cur := c.srv.bufLimits
+			c.srv.mu.Unlock()
+			var why string
+			if limits, why = parseBufLimits(string(args[i+1]), cur); why != "" {
+				fail(why)
+				return
+			}
 		case "stream-node-max-entries":
 			v, err = strconv.ParseInt(string(args[i+1]), 10, 64)
 			if err != nil {
@@ -250,7 +262,7 @@ func configSet(c *conn, args [][]byte) {
 			return
 		}
 		seen[name] = true
-		changes = append(changes, change{name, v})
+		changes = append(changes, change{name, v, limits})
 	}
 	s := c.srv
 	s.mu.Lock()
@@ -268,6 +280,10 @@ func configSet(c *conn, args [][]byte) {
 			s.startTicker()
 		case "slowlog-max-len":
 			s.slow.maxLen.Store(ch.v)
+		case "client-output-buffer-limit":
+			s.bufLimits = ch.limits
+			pubsub := ch.limits[pubsubClass]
+			s.pubsubLimit.Store(&pubsub)
 		}
 	}
 	s.nodeSizeSet = s.nodeSizeSet || node

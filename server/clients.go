@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -29,6 +30,65 @@ type clientPublic struct {
 
 	cmd    atomic.Pointer[command] // the last command run
 	active atomic.Int64            // ms of the last read from the client
+
+	// What publish sets from the owner's state, for CLIENT LIST's flags,
+	// sub, multi, multi-mem and redir.
+	flags    atomic.Uint32 // clientFlag bits
+	sub      atomic.Int32  // SUBSCRIBE channels
+	multi    atomic.Int32  // commands queued in MULTI, -1 outside
+	multiMem atomic.Int64  // their bytes
+	redir    atomic.Int64  // the tracking redirect, -1 when not tracking
+	fd       int           // the socket's descriptor, -1 if none; set once
+}
+
+// The flags of CLIENT LIST that publish sets, in the order Redis writes
+// their letters (R, a broken redirect, goes between t and B; it is read
+// from the tracker).
+const (
+	flagMonitor  = 1 << iota // O
+	flagPubsub               // P: subscribed to a channel
+	flagMulti                // x
+	flagBlocked              // b: XREAD, XREADGROUP or WAIT waits
+	flagTracking             // t
+	flagBcast                // B
+	flagNoEvict              // e: CLIENT NO-EVICT on
+)
+
+// flagLetters are the letters of the flags before R and after it.
+var flagLetters = [...]struct {
+	bit    uint32
+	letter byte
+}{{flagMonitor, 'O'}, {flagPubsub, 'P'}, {flagMulti, 'x'}, {flagBlocked, 'b'}, {flagTracking, 't'}, {0, 'R'}, {flagBcast, 'B'}, {flagNoEvict, 'e'}}
+
+// publish publishes the owner's state that CLIENT LIST shows, after a
+// change of it. O(1).
+func (c *conn) publish() {
+	p := &c.public
+	var f uint32
+	set := func(bit uint32, on bool) {
+		if on {
+			f |= bit
+		}
+	}
+	set(flagMonitor, c.monitor)
+	set(flagPubsub, len(c.trk.channels) > 0)
+	set(flagMulti, c.multi)
+	set(flagBlocked, c.blocked)
+	set(flagTracking, c.trk.on)
+	set(flagBcast, c.trk.on && c.trk.bcast)
+	set(flagNoEvict, c.noEvict)
+	p.flags.Store(f)
+	p.sub.Store(int32(len(c.trk.channels)))
+	multi, redir := int32(-1), int64(-1)
+	if c.multi {
+		multi = int32(len(c.queued))
+	}
+	if c.trk.on {
+		redir = c.trk.redirect
+	}
+	p.multi.Store(multi)
+	p.multiMem.Store(int64(c.queuedBytes))
+	p.redir.Store(redir)
 }
 
 func (p *clientPublic) init(c *conn) {
@@ -41,7 +101,9 @@ func (p *clientPublic) init(c *conn) {
 	if a := c.nc.LocalAddr(); a != nil {
 		p.laddr = a.String()
 	}
+	p.fd = socketFD(c.nc)
 	p.changed(c)
+	c.publish()
 }
 
 // changed publishes the owner's name, db and protocol after a change.
@@ -52,20 +114,53 @@ func (p *clientPublic) changed(c *conn) {
 }
 
 // clientLine writes c's line of CLIENT LIST and CLIENT INFO: Redis 7.0's
-// fields that mean something here, in its order (the buffer and memory
-// fields of Redis's allocator are left out).
+// fields in its order. The fields of input and output buffers are 0 but
+// for multi-mem (the bytes of the commands queued in MULTI), and tot-mem
+// is multi-mem; events is r.
 func (c *conn) clientLine(b *strings.Builder) {
 	p := &c.public
 	p.mu.Lock()
 	name, db, resp := p.name, p.db, p.resp
 	p.mu.Unlock()
+	t := &c.srv.track
+	t.mu.Lock()
+	broken := c.trk.brokenRedir // set by the goroutine of a change
+	t.mu.Unlock()
 	now := time.Now().UnixMilli()
 	cmd := "NULL"
 	if cm := p.cmd.Load(); cm != nil {
 		cmd = cm.name
 	}
-	fmt.Fprintf(b, "id=%d addr=%s laddr=%s name=%s age=%d idle=%d flags=N db=%d sub=0 psub=0 ssub=0 multi=-1 cmd=%s user=default redir=-1 resp=%d\n",
-		c.clientID, p.addr, p.laddr, name, (now-p.created)/1000, max(now-p.active.Load(), 0)/1000, db, cmd, resp)
+	var flags []byte
+	f := p.flags.Load()
+	for _, l := range flagLetters {
+		if l.bit&f != 0 || l.letter == 'R' && broken && f&flagTracking != 0 {
+			flags = append(flags, l.letter)
+		}
+	}
+	if len(flags) == 0 {
+		flags = append(flags, 'N')
+	}
+	mm := p.multiMem.Load()
+	fmt.Fprintf(b, "id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=%s db=%d sub=%d psub=0 ssub=0 multi=%d "+
+		"qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=%d rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=%d events=r cmd=%s user=default redir=%d resp=%d\n",
+		c.clientID, p.addr, p.laddr, p.fd, name, (now-p.created)/1000, max(now-p.active.Load(), 0)/1000, flags, db,
+		p.sub.Load(), p.multi.Load(), mm, mm, cmd, p.redir.Load(), resp)
+}
+
+// socketFD returns the file descriptor of nc's socket, or -1.
+func socketFD(nc net.Conn) int {
+	sc, ok := nc.(syscall.Conn)
+	if !ok {
+		return -1
+	}
+	raw, err := sc.SyscallConn()
+	if err != nil {
+		return -1
+	}
+	fd := -1
+	raw.Control(func(u uintptr) { fd = int(u) })
+	return fd
 }
 
 func init() {
@@ -83,6 +178,8 @@ func init() {
 			c.err(errSyntax)
 			return
 		}
+		c.noEvict = is(args[2], "on")
+		c.publish()
 		c.ok()
 	})
 	register("client|reply", 3, func(c *conn, args [][]byte) {
@@ -102,7 +199,8 @@ func init() {
 		c.resetMulti()
 		c.resetTracking()
 		c.unmonitor()
-		c.db, c.resp, c.name = 0, 2, ""
+		c.db, c.resp, c.name = 0, 2, "" // CLIENT NO-EVICT stays, as in Redis 7.0
+		c.publish()
 		c.replyMode = replyOn
 		c.authed = c.srv.opts.Password == ""
 		c.public.changed(c)
@@ -147,14 +245,22 @@ func clientList(c *conn, args [][]byte) {
 		}
 	}
 	var b strings.Builder
-	if typ == "" || typ == "normal" {
-		for _, o := range c.srv.clients() {
-			if ids == nil || ids[o.clientID] {
-				o.clientLine(&b)
-			}
+	for _, o := range c.srv.clients() {
+		if (ids == nil || ids[o.clientID]) && (typ == "" || typ == o.kind()) {
+			o.clientLine(&b)
 		}
 	}
 	c.verbatim(b.String())
+}
+
+// kind is the client's type for CLIENT LIST and KILL: pubsub when it is
+// subscribed to a channel, as Redis's getClientType, else normal (a
+// monitor too).
+func (c *conn) kind() string {
+	if c.public.flags.Load()&flagPubsub != 0 {
+		return "pubsub"
+	}
+	return "normal"
 }
 
 // clientType reads a client type of CLIENT LIST and KILL, in lower case,
@@ -246,7 +352,7 @@ func clientKill(c *conn, args [][]byte) {
 		case id != 0 && o.clientID != id,
 			addr != "" && o.public.addr != addr,
 			laddr != "" && o.public.laddr != laddr,
-			typ != "" && typ != "normal",
+			typ != "" && typ != o.kind(),
 			skipme && o == c:
 			continue
 		}

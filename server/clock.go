@@ -10,10 +10,10 @@ import (
 // Every time the streams use comes from Server.now: auto IDs (XADD *),
 // idle times (XPENDING, XINFO CONSUMERS, XCLAIM and XAUTOCLAIM
 // min-idle-time), the seen and active times of XINFO CONSUMERS, and the
-// retention of sharded streams made through Server.DB. The DBs take
+// retention of sharded streams made through Server.DB, the expiry of keys
+// and the LRU clock of OBJECT IDLETIME (idle.go). The DBs take
 // Server.now as their clock (xstream.WithClock), so moving it moves them
-// all at once, with nothing for the test to build. The server has no key
-// expiry (no EXPIRE), so there is nothing else to move. LASTSAVE, INFO's
+// all at once, with nothing for the test to build. LASTSAVE, INFO's
 // uptime and the timeouts of blocked reads stay on the wall clock: they
 // measure the server itself, not the data.
 
@@ -36,6 +36,7 @@ type clock struct{ st atomic.Pointer[clockState] }
 // replaces the clock of Options.Clock. Safe for concurrent use, O(1).
 func (s *Server) SetTime(t time.Time) {
 	s.clock.st.Store(&clockState{fixed: true, at: t})
+	s.tickLRU()
 }
 
 // FastForward moves the server's clock d forward (back for a negative
@@ -54,6 +55,7 @@ func (s *Server) FastForward(d time.Duration) {
 			next.fixed, next.at, next.offset = old.fixed, old.at, old.offset+d
 		}
 		if s.clock.st.CompareAndSwap(old, next) {
+			s.tickLRU()
 			return
 		}
 	}

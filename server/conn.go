@@ -101,18 +101,24 @@ type conn struct {
 	unblockMu  sync.Mutex
 	unblock    context.CancelFunc
 	unblockErr bool
-	replyOver  bool
-	memOver    bool // the reply would pass MaxClientsMemory
+	// unblockSwap: SWAPDB ended the read, which waits again (swapdb.go);
+	// unblockMovable: the read is one SWAPDB moves (XREAD).
+	unblockSwap, unblockMovable bool
+	replyOver                   bool
+	memOver                     bool // the reply would pass MaxClientsMemory
 
 	cmdStart int        // where in out the reply of the command in call starts
 	trk      trackState // CLIENT TRACKING and SUBSCRIBE (tracking.go)
 	pushes   pushBox    // invalidations and MONITOR lines queued by other connections
 
-	monitor   bool     // MONITOR ran (monitor.go)
-	special   bool     // tracking, subscribed or monitor: see setSpecial
-	blockFeed [][]byte // a blocking command for MONITOR, until shown
-	blockedUS int64    // µs the running command waited blocked, for SLOWLOG
-	busy      bool     // counted in slowlog.busy
+	monitor   bool       // MONITOR ran (monitor.go)
+	special   bool       // tracking, subscribed or monitor: see setSpecial
+	blockFeed [][]byte   // a blocking command for MONITOR, until shown
+	blockedUS int64      // µs the running command waited blocked, for SLOWLOG
+	busy      bool       // counted in slowlog.busy
+	stamp     stampCache // the last key touchKeys stamped (idle.go)
+	blocked   bool       // a command waits (watch): CLIENT LIST's b
+	noEvict   bool       // CLIENT NO-EVICT on: CLIENT LIST's e
 }
 
 // replyFull reports whether the running command's reply has passed
@@ -485,6 +491,8 @@ func (c *conn) watch() (stop func()) {
 	}
 	c.ahead.setRelease(false)
 	c.srv.stats.blocked.Add(1)
+	c.blocked = true
+	c.publish()
 	c.setBusy(false) // the wait is not the command's time
 	th := c.srv.slow.threshold.Load()
 	blockStart := c.srv.slowNow(th)
@@ -523,6 +531,8 @@ func (c *conn) watch() (stop func()) {
 		c.setBusy(true)
 		c.blockedUS += c.srv.slowNow(th) - blockStart
 		c.srv.stats.blocked.Add(-1)
+		c.blocked = false
+		c.publish()
 		stopping.Store(true)
 		c.nc.SetReadDeadline(time.Unix(1, 0))
 		c.ahead.setRelease(true)

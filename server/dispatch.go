@@ -23,6 +23,8 @@ type command struct {
 	skipSlowlog    bool // not logged by SLOWLOG (EXEC)
 	idx            int  // in commandsInOrder, and in a server's stats
 	denyOOM        bool // refused past MaxMemory (maxmemory.go)
+	touches        bool // stamps its keys' access time (idle.go)
+	touchOne       bool // touches, and its one key is the first argument
 }
 
 var (
@@ -49,6 +51,10 @@ func register(name string, arity int, fn func(c *conn, args [][]byte)) *command 
 		cmd.noMonitor = cmd.noMonitor || f == "admin" || f == "skip_monitor"
 		cmd.blocking = cmd.blocking || f == "blocking"
 		cmd.skipSlowlog = cmd.skipSlowlog || f == "skip_slowlog"
+	}
+	cmd.touches = len(cmd.spec.specs) > 0 && !noTouch[name]
+	if sp := cmd.spec.specs; cmd.touches && len(sp) == 1 {
+		cmd.touchOne = sp[0].index == 1 && sp[0].keyword == "" && sp[0].lastkey == 0
 	}
 	if parent, sub, ok := strings.Cut(name, "|"); ok {
 		p := commands[parent]
@@ -79,12 +85,14 @@ func specOf(name string) *commandSpec {
 func (c *conn) lookup(args [][]byte) *command {
 	cmd := commands[string(c.lower(args[0]))] // no allocation for the key
 	if cmd == nil {
+		c.public.cmd.Store(nil)
 		c.err(unknownCommand(args))
 		return nil
 	}
 	if cmd.subs != nil && len(args) >= 2 {
 		sub := cmd.subs[string(c.lower(args[1]))]
 		if sub == nil {
+			c.public.cmd.Store(nil)
 			c.err(fmt.Sprintf("ERR unknown subcommand '%.128s'. Try %s HELP.", args[1], strings.ToUpper(cmd.name)))
 			return nil
 		}
@@ -92,6 +100,7 @@ func (c *conn) lookup(args [][]byte) *command {
 	}
 	if (cmd.arity > 0 && len(args) != cmd.arity) || (cmd.arity < 0 && len(args) < -cmd.arity) {
 		c.srv.stats.rejected(cmd)
+		c.public.cmd.Store(cmd)
 		c.err(fmt.Sprintf("ERR wrong number of arguments for '%s' command", cmd.name))
 		return nil
 	}
@@ -136,6 +145,9 @@ func (c *conn) dispatch(args [][]byte) {
 		}
 		return
 	}
+	// CLIENT LIST's cmd: the command looked up, whether it then runs, is
+	// queued or refused (Redis's lastcmd); lookup sets it when it fails.
+	c.public.cmd.Store(cmd)
 	errs := c.errs
 	if !c.admit(cmd, args) {
 		if c.errs != errs { // refused before it runs: Redis's rejected_calls
@@ -205,6 +217,7 @@ func (c *conn) admit(cmd *command, args [][]byte) bool {
 			c.queued = append(c.queued, q)
 			c.queuedWrite = c.queuedWrite || cmd.write
 			c.queuedDenyOOM = c.queuedDenyOOM || cmd.denyOOM
+			c.publish()
 			c.simple("QUEUED")
 			return false
 		}
@@ -226,7 +239,6 @@ func (c *conn) call(cmd *command, args [][]byte) {
 		c.wrote |= bit
 		c.changes++
 	}
-	c.public.cmd.Store(cmd)
 	errs := c.errs
 	// One call in timeSample of each connection is timed, and stands for
 	// the others (a clock read costs 150 ns or more on some VMs, as much
@@ -252,6 +264,9 @@ func (c *conn) call(cmd *command, args [][]byte) {
 		c.runTracked(cmd, args)
 	} else {
 		cmd.fn(c, args)
+	}
+	if cmd.touches {
+		c.touchKeys(cmd, args)
 	}
 	if timed {
 		d := time.Since(start)
@@ -336,6 +351,7 @@ func init() {
 			return
 		}
 		c.multi = true
+		c.publish()
 		c.ok()
 	})
 	register("discard", 1, func(c *conn, args [][]byte) {
@@ -370,4 +386,5 @@ func init() {
 
 func (c *conn) resetMulti() {
 	c.multi, c.dirty, c.queued, c.queuedBytes, c.queuedWrite, c.queuedDenyOOM = false, false, nil, 0, false, false
+	c.publish()
 }

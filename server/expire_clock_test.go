@@ -1,7 +1,9 @@
 package server
 
 import (
+	"regexp"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -229,5 +231,112 @@ func TestExpireCycleUnblocks(t *testing.T) {
 	}
 	if r := <-done; r.kind != '-' || r.s != "UNBLOCKED the stream key no longer exists" {
 		t.Fatalf("the blocked reader got %+v", r)
+	}
+}
+
+// INFO keyspace's avg_ttl is Redis's running estimate from the active
+// cycle's samples: the first sample's average TTL, then 98% of the
+// estimate and 2% of each sample's; 0 once the DB has nothing to expire,
+// and after FLUSHDB.
+func TestAvgTTL(t *testing.T) {
+	srv := RunT(t)
+	srv.expirePaused.Store(true) // the test runs the cycle itself
+	srv.SetTime(clockT0)
+	c := newClient(t, srv.Addr())
+	avg := func() int64 {
+		t.Helper()
+		m := regexp.MustCompile(`db0:keys=\d+,expires=\d+,avg_ttl=(\d+)\r`).FindStringSubmatch(c.do(t, "INFO", "keyspace").s)
+		if m == nil {
+			return -1 // no line: an empty DB
+		}
+		n, _ := strconv.ParseInt(m[1], 10, 64)
+		return n
+	}
+	cycle := func() { srv.expireCycle(time.Now().Add(time.Hour)) }
+	c.do(t, "XADD", "a", "1-1", "f", "v")
+	c.do(t, "XADD", "b", "1-1", "f", "v")
+	c.do(t, "XADD", "keep", "1-1", "f", "v")
+	if got := avg(); got != 0 {
+		t.Fatalf("avg_ttl before any cycle: %d", got)
+	}
+	wantInt(t, c, 1, "PEXPIRE", "a", "10000")
+	wantInt(t, c, 1, "PEXPIRE", "b", "30000")
+	cycle()
+	want := int64(20000)/50*49 + 20000/50 // the first sample, as Redis takes it
+	if got := avg(); got != want {
+		t.Fatalf("avg_ttl after one cycle: %d, want %d", got, want)
+	}
+	srv.FastForward(5 * time.Second) // now 5 s and 25 s left: 15 s on average
+	cycle()
+	want = want/50*49 + 15000/50
+	if got := avg(); got != want {
+		t.Fatalf("avg_ttl after two cycles: %d, want %d", got, want)
+	}
+	// a has expired: the sample keeps b, 19 s left, and as half of it
+	// expired the cycle samples again (b alone), as Redis's does.
+	srv.FastForward(6 * time.Second)
+	cycle()
+	want = want/50*49 + 19000/50
+	want = want/50*49 + 19000/50
+	if got := avg(); got != want {
+		t.Fatalf("avg_ttl after a expired: %d, want %d", got, want)
+	}
+	wantInt(t, c, 2, "DBSIZE")
+	wantInt(t, c, 1, "PERSIST", "b")
+	if got := avg(); got != want {
+		t.Fatalf("avg_ttl before the cycle sees no expiring key: %d, want %d", got, want)
+	}
+	cycle()
+	if got := avg(); got != 0 {
+		t.Fatalf("avg_ttl with nothing to expire: %d", got)
+	}
+	wantInt(t, c, 1, "PEXPIRE", "b", "1000")
+	cycle()
+	if got := avg(); got == 0 {
+		t.Fatal("avg_ttl stays 0")
+	}
+	c.do(t, "FLUSHDB")
+	c.do(t, "XADD", "a", "1-1", "f", "v")
+	if got := avg(); got != 0 {
+		t.Fatalf("avg_ttl after FLUSHDB: %d", got)
+	}
+}
+
+// EXPIRE NX and PERSIST check and set at once: of many clients at once,
+// one answers 1.
+func TestExpireConditionAtomic(t *testing.T) {
+	srv := RunT(t)
+	const clients = 16
+	var cs [clients]*client
+	for i := range cs {
+		cs[i] = newClient(t, srv.Addr())
+	}
+	for round := range 200 {
+		key := "k" + strconv.Itoa(round)
+		cs[0].do(t, "XADD", key, "1-1", "f", "v")
+		for _, args := range [][]string{{"EXPIRE", key, "", "NX"}, {"PERSIST", key}} {
+			ones := make(chan int64, clients)
+			for i, c := range cs {
+				go func() {
+					a := append([]string(nil), args...)
+					if a[0] == "EXPIRE" {
+						a[2] = strconv.Itoa(1000 + i)
+					}
+					r, err := c.send(a...)
+					if err != nil {
+						ones <- -1
+						return
+					}
+					ones <- r.n
+				}()
+			}
+			sum := int64(0)
+			for range clients {
+				sum += <-ones
+			}
+			if sum != 1 {
+				t.Fatalf("round %d: %q answered 1 to %d clients", round, args[0], sum)
+			}
+		}
 	}
 }

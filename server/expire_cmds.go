@@ -5,6 +5,8 @@ import (
 	"math"
 	"strings"
 	"time"
+
+	"github.com/xstreamgo/xstream"
 )
 
 // Key expiry: EXPIRE, PEXPIRE, EXPIREAT, PEXPIREAT (with NX, XX, GT and
@@ -26,20 +28,10 @@ func init() {
 	register("expiretime", 2, func(c *conn, args [][]byte) { c.ttl(args[1], false, true) })
 	register("pexpiretime", 2, func(c *conn, args [][]byte) { c.ttl(args[1], true, true) })
 	register("persist", 2, func(c *conn, args [][]byte) {
-		s, ok := c.lookupStream(args[1])
-		if !ok {
-			c.int(0)
-			return
-		}
-		if _, ok := s.ExpiresAt(); !ok {
-			c.int(0)
-			return
-		}
-		if err := c.mustDB().SetExpiry(string(args[1]), time.Time{}); err != nil {
-			c.int(0) // removed meanwhile
-			return
-		}
-		c.int(1)
+		// Checked and cleared at once (two PERSISTs: one answers 1); 0
+		// for a missing key too.
+		set, err := c.mustDB().SetExpiryIf(string(args[1]), time.Time{}, xstream.ExpiryXX)
+		c.int(int64(b2i(set && err == nil))) // err: removed meanwhile
 	})
 }
 
@@ -125,11 +117,19 @@ func (c *conn) expire(args [][]byte, unit time.Duration, at bool) {
 		c.int(int64(db.Remove(name)))
 		return
 	}
-	if err := db.SetExpiry(name, time.UnixMilli(when)); err != nil {
-		c.int(0) // removed meanwhile
-		return
+	// The condition is checked again as the expiry is set, under the
+	// DB's lock: of two EXPIRE NX at once, one answers 1.
+	var cond xstream.ExpiryCond
+	for _, f := range [...]struct {
+		flag int
+		cond xstream.ExpiryCond
+	}{{expireNX, xstream.ExpiryNX}, {expireXX, xstream.ExpiryXX}, {expireGT, xstream.ExpiryGT}, {expireLT, xstream.ExpiryLT}} {
+		if flags&f.flag != 0 {
+			cond |= f.cond
+		}
 	}
-	c.int(1)
+	set, err := db.SetExpiryIf(name, time.UnixMilli(when), cond)
+	c.int(int64(b2i(set && err == nil))) // err: removed meanwhile
 }
 
 // ttl is TTL and PTTL (abs false: the time left, at least 0) and
@@ -175,12 +175,18 @@ func (c *conn) expireKeys(cmd *command, args [][]byte) {
 // keyNames returns the keys that specs find in args.
 func keyNames(specs []keySpec, args [][]byte) []string {
 	var names []string
+	eachKey(specs, args, func(k []byte) { names = append(names, string(k)) })
+	return names
+}
+
+// eachKey calls fn with each key that specs find in args, in order.
+func eachKey(specs []keySpec, args [][]byte, fn func(k []byte)) {
 	for _, ks := range specs {
 		first := ks.index
 		if ks.keyword != "" {
 			first = 0
 			for i := ks.from; i < len(args); i++ {
-				if is(args[i], ks.keyword) {
+				if len(args[i]) == len(ks.keyword) && is(args[i], ks.keyword) {
 					first = i + 1
 					break
 				}
@@ -203,8 +209,7 @@ func keyNames(specs []keySpec, args [][]byte) []string {
 			last = first
 		}
 		for i := first; i <= min(last, len(args)-1); i++ {
-			names = append(names, string(args[i]))
+			fn(args[i])
 		}
 	}
-	return names
 }

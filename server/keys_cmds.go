@@ -41,6 +41,8 @@ func init() {
 		}
 		c.int(int64(n))
 	})
+	// TOUCH key...: as EXISTS, and call stamps the keys (idle.go).
+	register("touch", -2, commands["exists"].fn)
 	register("type", 2, func(c *conn, args [][]byte) {
 		if _, ok := c.lookupStream(args[1]); ok {
 			c.simple("stream")
@@ -105,6 +107,7 @@ func init() {
 		}
 		db := c.mustDB()
 		db.Remove(db.Names("")...)
+		c.srv.access(c.db).avgTTL.Store(0) // as Redis's emptyData
 		c.ok()
 	})
 	register("flushall", -1, func(c *conn, args [][]byte) {
@@ -115,6 +118,7 @@ func init() {
 		for i := range c.srv.dbs {
 			db := c.srv.db(i)
 			db.Remove(db.Names("")...)
+			c.srv.access(i).avgTTL.Store(0)
 		}
 		c.ok()
 	})

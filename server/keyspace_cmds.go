@@ -63,6 +63,10 @@ func copyCmd(c *conn, args [][]byte) {
 	bit := uint16(1) << dbID
 	c.touched, c.wrote = c.touched|bit, c.wrote|bit
 	copied, err := c.mustDB().Copy(src, to, dst, replace)
+	// Redis looks both keys up, and a copy made is as new.
+	clock := c.srv.lru.Load()
+	c.touchKey(args[1], clock)
+	c.srv.access(int(dbID)).touch(args[2], clock)
 	switch {
 	case errors.Is(err, xstream.ErrNoStream):
 		c.int(0)

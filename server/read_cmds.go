@@ -204,20 +204,81 @@ func (c *conn) runRead(r readCmd) (out []xstream.StreamEntries, dels [][]xstream
 		out, err = read(0)
 	}
 	if wait != 0 && err == nil && len(out) == 0 {
+		// Its keys were looked up before it waits (call stamps them again
+		// when it ends).
+		for i := 0; i < len(r.pairs); i += 2 {
+			c.touchKey([]byte(r.pairs[i]), c.srv.lru.Load())
+		}
 		stop := c.watch()
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithCancel(c.ctx)
-		c.unblockMu.Lock()
-		c.unblock, c.unblockErr = cancel, false
-		c.unblockMu.Unlock()
-		out, err = read(wait)
-		c.unblockMu.Lock()
-		c.unblock = nil
-		c.unblockMu.Unlock()
-		cancel()
+		until := time.Now().Add(wait)
+		for {
+			db := c.mustDB()
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithCancel(c.ctx)
+			c.unblockMu.Lock()
+			c.unblock, c.unblockErr, c.unblockSwap, c.unblockMovable = cancel, false, false, !r.isGroup
+			c.unblockMu.Unlock()
+			out, err = read(wait)
+			c.unblockMu.Lock()
+			c.unblock = nil
+			swapped := c.unblockSwap && errors.Is(err, context.Canceled) && c.ctx.Err() == nil
+			c.unblockMu.Unlock()
+			cancel()
+			if !swapped {
+				break
+			}
+			// SWAPDB swapped its DB: as in Redis 7.0, it waits on the
+			// keys of the DB now at its index, for entries after the IDs
+			// it waited for ("$" as it stood), and is served at once if
+			// they are there.
+			out, err = nil, nil
+			r.pairs = resolveLast(db, r.pairs)
+			if wait != xstream.BlockForever {
+				if wait = time.Until(until); wait <= 0 {
+					break // timed out: a null reply
+				}
+			}
+		}
 		stop()
 	}
 	return out, dels, err
+}
+
+// resolveLast returns pairs (key, ID, ...) with each "$" replaced by the
+// last ID of its stream in db (0-0 for a missing one).
+func resolveLast(db *xstream.DB, pairs []string) []string {
+	out := append([]string(nil), pairs...)
+	for i := 1; i < len(out); i += 2 {
+		if out[i] != "$" {
+			continue
+		}
+		out[i] = "0-0"
+		if s, ok := db.Lookup(out[i-1]); ok {
+			out[i] = s.Info().LastGeneratedID.String()
+		}
+	}
+	return out
+}
+
+// swapWake ends c's blocked XREAD, if it waits on DB a or b, so that it
+// waits again on the DB SWAPDB put at its index. It reports whether it
+// did.
+func (c *conn) swapWake(a, b int) bool {
+	c.public.mu.Lock()
+	db := c.public.db
+	c.public.mu.Unlock()
+	if db != a && db != b {
+		return false
+	}
+	c.unblockMu.Lock()
+	defer c.unblockMu.Unlock()
+	if c.unblock == nil || !c.unblockMovable {
+		return false
+	}
+	c.unblockSwap = true
+	c.unblock()
+	c.unblock = nil
+	return true
 }
 
 // unblockRead ends c's blocked read, as CLIENT UNBLOCK: it answers as

@@ -7,12 +7,14 @@ import (
 // RESTORE key ttl serialized-value [REPLACE] [ABSTTL] [IDLETIME s]
 // [FREQ f], for the DUMP payloads of streams (rdb.go), with Redis 7.0's
 // order of checks and its errors. A payload of another type is "Bad data
-// format": only streams exist here. IDLETIME and FREQ are checked and
-// have no effect (no eviction policy uses them).
+// format": only streams exist here. IDLETIME sets the key's idle time
+// (OBJECT IDLETIME, idle.go); FREQ is checked and has no effect, as
+// under Redis's policies that are not LFU.
 
 func init() {
 	register("restore", -4, func(c *conn, args [][]byte) {
 		replace, absTTL, idle, freq := false, false, false, false
+		idleSecs := int64(0)
 		for i := 4; i < len(args); i++ {
 			more := len(args) - i - 1
 			switch {
@@ -31,7 +33,7 @@ func init() {
 					c.err("ERR Invalid IDLETIME value, must be >= 0")
 					return
 				}
-				idle = true
+				idle, idleSecs = true, v
 			case is(args[i], "freq") && more >= 1 && !idle:
 				i++
 				v, ok := parseLL(args[i])
@@ -93,6 +95,7 @@ func init() {
 			c.err("ERR Bad data format")
 			return
 		}
+		c.srv.stampKey(c.db, name, idleSecs)
 		c.ok()
 	})
 }

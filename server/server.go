@@ -137,6 +137,16 @@ type Server struct {
 	// expirePaused stops the active expiry cycle (tests of lazy expiry).
 	expirePaused atomic.Bool
 
+	lru       atomic.Int64 // Redis's LRU clock, from the server's clock (idle.go)
+	accessAll accessTables // when each key was last accessed (idle.go)
+
+	// client-output-buffer-limit (outlimit.go): the classes as CONFIG
+	// SET left them (guarded by mu), the pubsub one's in force, and the
+	// clients it disconnected.
+	bufLimits    [3]bufLimit
+	pubsubLimit  atomic.Pointer[bufLimit]
+	outputClosed atomic.Int64
+
 	clientMem atomic.Int64 // bytes of the clients' buffers (memory.go)
 
 	refused, refusedLogged atomic.Int64  // clients refused at MaxClients, and ms of the last log of them
@@ -183,6 +193,10 @@ func New(opts Options) *Server {
 	s.persist.init(s)
 	s.slow.init()
 	s.stats.init()
+	s.tickLRU()
+	s.bufLimits = defaultBufLimits
+	pubsub := s.bufLimits[pubsubClass]
+	s.pubsubLimit.Store(&pubsub)
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	return s
 }
@@ -214,6 +228,10 @@ func (s *Server) startLocked(addr string) error {
 		if err := s.openDBs(); err != nil {
 			return err
 		}
+	}
+	s.tickLRU()
+	for i := range s.dbs {
+		s.access(i) // the keys there now were last accessed now (idle.go)
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {

@@ -155,7 +155,7 @@ func (c *conn) infoKeyspace(b *strings.Builder) {
 	for i := range c.srv.dbs {
 		db := c.srv.db(i)
 		if n := db.Len(); n > 0 {
-			fmt.Fprintf(b, "db%d:keys=%d,expires=%d,avg_ttl=0\r\n", i, n, db.Expiring())
+			fmt.Fprintf(b, "db%d:keys=%d,expires=%d,avg_ttl=%d\r\n", i, n, db.Expiring(), c.srv.access(i).avgTTL.Load())
 		}
 	}
 }

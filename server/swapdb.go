@@ -19,10 +19,12 @@ import (
 // into place before the swap takes effect), so a restart opens each DB
 // from the directory that holds its keys.
 //
-// Readers blocked when the swap happens stay on the DB they were blocked
-// in, now under the other index, where Redis 7.0 moves them to the DB
-// swapped in (its tests of that need a server of their own and are
-// skipped against an external one).
+// An XREAD blocked when the swap happens waits again, as in Redis 7.0
+// (whose blocked clients stay with the DB index, and which looks at
+// their keys at the swap): on the keys of the DB now at the index it
+// selected, for entries after the IDs it waited for (a "$" as it stood),
+// served at once if they are there. A blocked XREADGROUP stays on the DB
+// it blocked in, now under the other index.
 
 const dbMapFile = "dbmap"
 
@@ -80,6 +82,11 @@ func (s *Server) swapDBs(a, b int) error {
 	x, y := s.dbs[a].Load(), s.dbs[b].Load()
 	s.dbs[a].Store(y)
 	s.dbs[b].Store(x)
+	// The XREADs blocked in either DB wait again in the DB now at their
+	// index (read_cmds.go).
+	for c := range s.conns {
+		c.swapWake(a, b)
+	}
 	return nil
 }
 

@@ -92,3 +92,75 @@ func TestSwapDBBadMap(t *testing.T) {
 		}
 	}
 }
+
+// An XREAD blocked when SWAPDB swaps its DB waits on in the DB swapped
+// in, for entries after what it waited for, and is served at once if
+// they are there, as Redis 7.0 serves it.
+func TestDiffSwapDBBlocked(t *testing.T) {
+	p := newPair(t)
+	blockers := []*wireConn{dialWire(t, realAddr), dialWire(t, p.srv.Addr())}
+	block := func(args ...string) {
+		for _, b := range blockers {
+			b.send(t, args...)
+		}
+		p.waitBlockedClients(1)
+	}
+	served := func() {
+		t.Helper()
+		want, got := blockers[0].reply(t), blockers[1].reply(t)
+		if string(want) != string(got) {
+			t.Fatalf("the blocked read's reply:\n  redis:   %q\n  xstream: %q", want, got)
+		}
+	}
+	p.script(`
+		XADD k 1-0 f old
+		SELECT 1
+		XADD k 5-0 f new
+		SELECT 0`)
+	// The DB swapped in has an entry after the last ID of the one it
+	// waited in: served at the swap.
+	block("XREAD", "BLOCK", "0", "STREAMS", "k", "$")
+	p.do("SWAPDB", "0", "1")
+	served()
+	// A key missing where it waited, present in the DB swapped in.
+	p.script(`
+		SELECT 1
+		XADD n 4-0 f v
+		SELECT 0`)
+	block("XREAD", "BLOCK", "0", "STREAMS", "n", "$")
+	p.do("SWAPDB", "0", "1")
+	served()
+	// Not there either: it waits on.
+	block("XREAD", "BLOCK", "0", "STREAMS", "none", "$")
+	p.do("SWAPDB", "0", "1")
+	p.waitBlockedClients(1)
+	p.do("XADD", "none", "1-1", "f", "v")
+	served()
+	// The DB swapped in has only older entries: an entry after those but
+	// not after the ID it waited for leaves it blocked.
+	p.script(`
+		SELECT 1
+		DEL k
+		XADD k 2-0 f two
+		SELECT 0
+		XADD k 9-0 f nine`)
+	block("XREAD", "BLOCK", "0", "STREAMS", "k", "$")
+	p.do("SWAPDB", "0", "1")
+	p.waitBlockedClients(1)
+	p.do("XADD", "k", "3-0", "f", "three")
+	p.waitBlockedClients(1)
+	p.do("XADD", "k", "10-0", "f", "ten")
+	served()
+	// Another DB's swap leaves it be; a swap back and forth too.
+	block("XREAD", "BLOCK", "0", "STREAMS", "k", "$")
+	p.do("SWAPDB", "2", "3")
+	p.do("SWAPDB", "0", "1")
+	p.do("SWAPDB", "0", "1")
+	p.waitBlockedClients(1)
+	p.do("XADD", "k", "11-0", "f", "v")
+	served()
+	// With a timeout, it times out as it would have.
+	block("XREAD", "BLOCK", "300", "STREAMS", "k", "$")
+	p.do("SWAPDB", "0", "1")
+	served()
+}

@@ -92,8 +92,14 @@ type pushBox struct {
 	n     atomic.Int32 // len(items)
 	mu    sync.Mutex
 	items []push
-	idle  bool // the owner waits for input: add interrupts its read
-	woken bool // add interrupted it
+	// bytes estimates the memory of items, bounded by
+	// client-output-buffer-limit (outlimit.go); softSince is when (ms,
+	// the server's clock) it reached the soft limit, 0 when below; over
+	// is set once the client was disconnected for passing the limit.
+	bytes, softSince int64
+	over             bool
+	idle             bool // the owner waits for input: add interrupts its read
+	woken            bool // add interrupted it
 }
 
 // addPush queues p for c. When c's goroutine waits for input, it interrupts
@@ -102,7 +108,20 @@ type pushBox struct {
 func (c *conn) addPush(p push) {
 	b := &c.pushes
 	b.mu.Lock()
+	if b.over {
+		b.mu.Unlock()
+		return
+	}
 	b.items = append(b.items, p)
+	b.bytes += p.size()
+	if c.srv.outputOver(b) {
+		held := b.bytes
+		b.over, b.items, b.bytes = true, nil, 0
+		b.n.Store(0)
+		b.mu.Unlock()
+		c.srv.closeForOutput(c, held)
+		return
+	}
 	b.n.Store(int32(len(b.items)))
 	if b.idle && !b.woken {
 		b.woken = true
@@ -146,7 +165,7 @@ func (c *conn) deliverPushes() {
 	b := &c.pushes
 	b.mu.Lock()
 	items := b.items
-	b.items = nil
+	b.items, b.bytes = nil, 0
 	b.n.Store(0)
 	b.mu.Unlock()
 	for _, p := range items {

@@ -416,4 +416,5 @@ func (c *conn) afterTracked(args [][]byte) {
 // for the end of its batch of commands (next, flush).
 func (c *conn) setSpecial() {
 	c.special = c.trk.on || len(c.trk.channels) > 0 || c.monitor
+	c.publish()
 }

@@ -1,0 +1,126 @@
+package server
+
+import (
+	"net"
+	"strconv"
+	"strings"
+)
+
+// size estimates the memory a queued push holds.
+func (p *push) size() int64 {
+	n := int64(32 + len(p.raw))
+	for _, k := range p.keys {
+		n += 16 + int64(len(k))
+	}
+	return n
+}
+
+// outputOver reports whether b has passed the pubsub class's limit, as
+// Redis's checkClientOutputBufferLimits: the hard limit's bytes or more,
+// or the soft limit's for more than its seconds. b.mu is held. It reads
+// the clock only past the soft limit.
+func (s *Server) outputOver(b *pushBox) bool {
+	l := s.pubsubLimit.Load()
+	if l.hard > 0 && b.bytes >= l.hard {
+		return true
+	}
+	if l.soft == 0 || b.bytes < l.soft {
+		b.softSince = 0
+		return false
+	}
+	now := s.now().UnixMilli()
+	if b.softSince == 0 {
+		b.softSince = now
+		return false
+	}
+	return (now-b.softSince)/1000 > l.softSecs
+}
+
+// closeForOutput disconnects c, whose pushes passed the limit (held
+// bytes), and logs it, as Redis logs "scheduled to be closed ASAP for
+// overcoming of output buffer limits".
+func (s *Server) closeForOutput(c *conn, held int64) {
+	n := s.outputClosed.Add(1)
+	s.opts.Logger.Warn("xstream server: client closed for overcoming of output buffer limits",
+		"id", c.clientID, "addr", c.public.addr, "class", "pubsub", "queued_bytes", held, "disconnections", n)
+	if tc, ok := c.nc.(*net.TCPConn); ok {
+		tc.SetLinger(0)
+	}
+	c.cancel()
+	c.nc.Close()
+}
+
+// client-output-buffer-limit for the pushes queued for a client (its
+// pushBox: invalidations, MONITOR lines, Pub/Sub messages), which other
+// connections add to whether or not the client reads. As Redis's
+// checkClientOutputBufferLimits, a client whose queue holds the hard
+// limit's bytes or more, or the soft limit's for more than its seconds
+// (on the server's clock), is disconnected: its queue is dropped, its
+// connection closed, and the event logged. The limit is the pubsub
+// class's (default 32mb 8mb 60) for every client with pushes, where
+// Redis applies it to subscribed clients only (monitors and tracking
+// clients are of its normal class, without a limit by default). The
+// bytes counted are those queued and not yet taken by the client's
+// goroutine; what that goroutine took and has not written yet is not
+// counted, so a client may hold up to twice the limit. CONFIG GET and
+// SET client-output-buffer-limit read and set the three classes; only
+// pubsub's applies. Redis 7.0 counts these disconnections nowhere in
+// INFO; the log record carries their count.
+
+// bufLimit is one class's limit: 0 bytes is none.
+type bufLimit struct{ hard, soft, softSecs int64 }
+
+// The classes of client-output-buffer-limit, in Redis's order.
+var bufClasses = [...]string{"normal", "slave", "pubsub"}
+
+const pubsubClass = 2
+
+// defaultBufLimits are Redis's defaults.
+var defaultBufLimits = [3]bufLimit{{}, {256 << 20, 64 << 20, 60}, {32 << 20, 8 << 20, 60}}
+
+// formatBufLimits is the CONFIG GET value of limits.
+func formatBufLimits(limits [3]bufLimit) string {
+	var parts []string
+	for i, l := range limits {
+		parts = append(parts, bufClasses[i], strconv.FormatInt(l.hard, 10), strconv.FormatInt(l.soft, 10), strconv.FormatInt(l.softSecs, 10))
+	}
+	return strings.Join(parts, " ")
+}
+
+// bufLimitsValue is CONFIG GET's value of client-output-buffer-limit.
+func (s *Server) bufLimitsValue() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return formatBufLimits(s.bufLimits)
+}
+
+// parseBufLimits reads a CONFIG SET value into a copy of cur, or returns
+// Redis's reason for refusing it.
+func parseBufLimits(v string, cur [3]bufLimit) ([3]bufLimit, string) {
+	f := strings.Fields(v)
+	if len(f)%4 != 0 {
+		return cur, "Wrong number of arguments in buffer limit configuration."
+	}
+	for i := 0; i < len(f); i += 4 {
+		class := -1
+		switch strings.ToLower(f[i]) {
+		case "normal":
+			class = 0
+		case "slave", "replica":
+			class = 1
+		case "pubsub":
+			class = pubsubClass
+		}
+		if class < 0 {
+			return cur, "Invalid client class specified in buffer limit configuration."
+		}
+		hard, ok1 := memBytes(f[i+1])
+		soft, ok2 := memBytes(f[i+2])
+		secs, err := strconv.ParseInt(f[i+3], 10, 64)
+		if !ok1 || !ok2 || err != nil || secs < 0 {
+			return cur, "Error in hard, soft or soft_seconds setting in buffer limit configuration."
+		}
+		cur[class] = bufLimit{hard, soft, secs}
+	}
+	return cur, ""
+}
