@@ -290,7 +290,7 @@ func (b *base) stop(w *exactWaiter, ctx context.Context) {
 		}
 		n, err := r.AsInt64()
 		if err != nil {
-			w.close() // no CLIENT UNBLOCK here (xstream's server), or no answer
+			w.close() // a server without CLIENT UNBLOCK, or no answer
 			return
 		}
 		if n == 1 {

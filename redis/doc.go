@@ -101,9 +101,9 @@
 // got entries first) is woken with CLIENT UNBLOCK and its reply is read:
 // entries the server delivered meanwhile are returned rather than left
 // pending unseen, as the core returns entries served at the moment the
-// context ends. xstream's server has no CLIENT UNBLOCK; there the
-// connection is closed instead, and such entries stay pending (they can be
-// claimed).
+// context ends. A server without CLIENT UNBLOCK has the connection closed
+// instead, and such entries stay pending (they can be claimed); xstream's
+// server serves it as Redis 7.0 does.
 //
 // # Capabilities and versions
 //
