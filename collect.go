@@ -24,7 +24,7 @@ type collector struct {
 	buf   []byte  // the open chunk: the collect's bytes from sealedLen on
 
 	sealed    [][]byte // the chunks before buf, when the collect outgrew one
-	sealedLen int32    // their bytes
+	sealedLen int      // their bytes
 	noSeal    bool     // one buffer only, reused (ScanNoCopy's views)
 
 	mastBlk   *store.Block // block whose master names are in mastSpans
@@ -84,7 +84,7 @@ func (c *collector) add(b *store.Block, id ID, flags byte, body int) {
 		c.buf, _ = store.AppendStrs(c.buf, c.ends, d, body)
 		for i, name := range c.mastSpans {
 			end := int(c.ends[i])
-			c.spans = append(c.spans, name, span{c.sealedLen + int32(start), int32(end - start)})
+			c.spans = append(c.spans, name, span{c.sealedLen + start, end - start})
 			start = end
 		}
 		c.nf = append(c.nf, int32(len(c.mastSpans)))
@@ -95,7 +95,7 @@ func (c *collector) add(b *store.Block, id ID, flags byte, body int) {
 	c.ends = slices.Grow(c.ends[:0], 2*int(k))[:2*int(k)]
 	c.buf, _ = store.AppendStrs(c.buf, c.ends, d, p)
 	for _, end := range c.ends {
-		c.spans = append(c.spans, span{c.sealedLen + int32(start), end - int32(start)})
+		c.spans = append(c.spans, span{c.sealedLen + start, int(end) - start})
 		start = int(end)
 	}
 	c.nf = append(c.nf, int32(k))
@@ -109,14 +109,14 @@ func (c *collector) addMaster(b *store.Block) {
 	_, p := store.Uvarint(d, store.FirstIDLen) // master field count
 	for range b.MasterCount() {
 		n, q := store.Uvarint(d, p)
-		c.mastSpans = append(c.mastSpans, span{c.end(), int32(n)})
+		c.mastSpans = append(c.mastSpans, span{c.end(), int(n)})
 		c.buf = append(c.buf, d[q:q+int(n)]...)
 		p = q + int(n)
 	}
 }
 
 // end is the collect's offset of the next byte added.
-func (c *collector) end() int32 { return c.sealedLen + int32(len(c.buf)) }
+func (c *collector) end() int { return c.sealedLen + len(c.buf) }
 
 // reserve makes room for n more bytes when the open chunk lacks it:
 // nothing while the collect is small (or noSeal: append grows the
@@ -131,7 +131,7 @@ func (c *collector) reserve(n int) {
 	}
 	if len(c.buf) > 0 {
 		c.sealed = append(c.sealed, c.buf)
-		c.sealedLen += int32(len(c.buf))
+		c.sealedLen += len(c.buf)
 	}
 	c.buf = make([]byte, 0, max(size, n))
 }
@@ -143,12 +143,12 @@ func (c *collector) text() text {
 	if c.sealed == nil {
 		return text{str: string(c.buf)}
 	}
-	t := text{chunks: make([]string, 0, len(c.sealed)+1), starts: make([]int32, 0, len(c.sealed)+1)}
-	off := int32(0)
+	t := text{chunks: make([]string, 0, len(c.sealed)+1), starts: make([]int, 0, len(c.sealed)+1)}
+	off := 0
 	for _, b := range append(c.sealed, c.buf) {
 		t.chunks = append(t.chunks, unsafe.String(unsafe.SliceData(b), len(b)))
 		t.starts = append(t.starts, off)
-		off += int32(len(b))
+		off += len(b)
 	}
 	c.sealed, c.sealedLen, c.buf = nil, 0, nil
 	return t
@@ -158,7 +158,7 @@ func (c *collector) text() text {
 type text struct {
 	str    string   // all of them, when the collect was one buffer
 	chunks []string // else its chunks,
-	starts []int32  // at these offsets of the collect
+	starts []int    // at these offsets of the collect
 }
 
 // at returns the string at sp.
@@ -218,8 +218,9 @@ func (c *collector) view(sp span) string {
 	return unsafe.String(&c.buf[sp.off], sp.len)
 }
 
-// span locates one string inside a byte slice.
-type span struct{ off, len int32 }
+// span locates one string inside a byte slice, or inside a collect's
+// chunks: int, as a collect may pass 2 GiB.
+type span struct{ off, len int }
 
 // shardRead reports on a collect.
 type shardRead struct {

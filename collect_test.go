@@ -93,3 +93,36 @@ func TestCollectBigReadAllocatesItsSizeOnce(t *testing.T) {
 	t.Logf("a read of %d entries (%d bytes of names and values): %d bytes allocated", len(es), bytes, got)
 	require.Less(t, float64(got), 1.5*bytes, "allocated %.2fx the bytes read", float64(got)/bytes)
 }
+
+// A collect past 2 GiB locates its strings with offsets past the range of
+// an int32 (they were int32, and wrapped): the spans of entries collected
+// after 3 GiB of earlier chunks point 3 GiB on, and a chunk that starts
+// there gives them back. The earlier chunks are only counted, so that the
+// test needs no 3 GiB of memory.
+func TestCollectOffsetsPast2GiB(t *testing.T) {
+	s := NewStream()
+	want := bigEntries(t, rand.New(rand.NewPCG(5, 6)), s, 50, 20)
+	const before = 3 << 30
+	c := getCollector()
+	defer putCollector(c)
+	c.sealedLen = before
+	s.mu.RLock()
+	s.collectRangeLocked(c, ID{}, MaxID(), 0, false)
+	s.mu.RUnlock()
+	require.Len(t, c.ids, len(want))
+	chunk := string(c.buf)
+	tx := text{chunks: []string{"", chunk}, starts: []int{0, before}}
+	spans := c.spans
+	for i, e := range want {
+		require.Equal(t, e.ID, c.ids[i])
+		require.Equal(t, len(e.Fields), int(c.nf[i]))
+		for k, f := range e.Fields {
+			name, value := spans[2*k], spans[2*k+1]
+			require.GreaterOrEqual(t, name.off, before)
+			require.Equal(t, f.Name, tx.at(name))
+			require.Equal(t, f.Value, tx.at(value))
+		}
+		spans = spans[2*len(e.Fields):]
+	}
+	c.sealedLen = 0 // the pretended chunks are not there to drop
+}
