@@ -25,6 +25,10 @@ type Blocks struct {
 	openLPExact bool
 	openBound   int // a bound of open's listpack size, kept at every append
 	openFirst   ID  // open's first (master) ID
+	// openNamesLen is the length of openNames together: Redis's bound on
+	// bytes counts an entry's names even when the block stores only its
+	// values.
+	openNamesLen int
 
 	length       int64
 	lastID       ID // last ID generated (XINFO last-generated-id)
@@ -126,7 +130,11 @@ func (s *Blocks) Append(id ID, fields []Field) (sameAsOpen bool) {
 		if !fits && len(tail.offs) < maxEntries {
 			fits = tail.fits(1+fieldsSize(same, fields)+idExtra(msd, seq), maxEntries)
 		}
-		if !fits || s.openBound+lpSlack+size >= maxBytes && !s.fitsBytes(tail, fields, maxBytes) {
+		lpSize := size // what Redis's bound counts of the entry
+		if same {
+			lpSize += s.openNamesLen
+		}
+		if !fits || s.openBound+lpSlack+lpSize >= maxBytes && !s.fitsBytes(tail, fields, maxBytes) {
 			tail.seal()
 			tail = nil
 		}
@@ -139,8 +147,10 @@ func (s *Blocks) Append(id ID, fields []Field) (sameAsOpen bool) {
 		s.firsts = append(s.firsts, id)
 		s.open = tail
 		names := make([]string, len(fields))
+		s.openNamesLen = 0
 		for i, f := range fields {
 			names[i] = strings.Clone(f.Name) // not a part of a caller's larger string
+			s.openNamesLen += len(f.Name)
 		}
 		s.openNames = names
 		msd, seq, same = 0, 0, true
@@ -500,6 +510,10 @@ func (s *Blocks) Restore(blocks []*Block, st State) error {
 func (s *Blocks) setOpenLP() {
 	s.openLP, s.openLPExact = blockLP(s.open, s.openNames), true
 	s.openBound, s.openFirst = s.openLP, s.open.FirstID()
+	s.openNamesLen = 0
+	for _, n := range s.openNames {
+		s.openNamesLen += len(n)
+	}
 }
 
 // fitsBytes applies Redis's bound on a node's bytes: an entry of fields
