@@ -173,17 +173,11 @@ func (s *Stream) deliverLocked(g *group, c *consumer, id ID, entriesRead, now in
 // to the last ID at once; the IDs become pending in one run
 // (pendNewLocked). O(len(ids) + log P) for new entries.
 func (s *Stream) deliverRunLocked(g *group, c *consumer, ids []ID, now int64) {
-	// With no deletion at ids[0] or after it, the counter of a group at
-	// or after the stream's first entry goes up by one a delivery.
-	counted := !s.rangeHasTombstonesLocked(ids[0])
-	if s.log == nil && counted && g.entriesRead != entriesReadUnknown && !g.lastID.Less(ID(s.st.FirstID())) {
+	if s.log == nil && s.countsOneByOneLocked(g, ids[0]) {
 		g.lastID, g.entriesRead = ids[len(ids)-1], g.entriesRead+int64(len(ids))
 	} else {
 		for _, id := range ids {
-			read := g.entriesRead + 1
-			if !counted || g.entriesRead == entriesReadUnknown || g.lastID.Less(ID(s.st.FirstID())) {
-				read = s.entriesReadAfterLocked(g, id)
-			}
+			read := s.entriesReadAfterLocked(g, id)
 			if s.log != nil {
 				s.log.deliver(g, c, id, read, now)
 			}

@@ -377,14 +377,21 @@ func (s *Stream) counterValidLocked(g *group) bool {
 // entriesReadAfterLocked returns the group's entries-read counter once id,
 // greater than its last delivered ID, is delivered.
 func (s *Stream) entriesReadAfterLocked(g *group, id ID) int64 {
-	// Redis checks for deletions from the delivered entry on, not from
-	// the group's previous last ID (streamReplyWithRange).
-	if g.entriesRead != entriesReadUnknown && !g.lastID.Less(ID(s.st.FirstID())) && !s.rangeHasTombstonesLocked(id) {
+	if s.countsOneByOneLocked(g, id) {
 		return g.entriesRead + 1
 	} else if s.st.EntriesAdded() != 0 {
 		return s.estimateDistanceLocked(id)
 	}
 	return g.entriesRead
+}
+
+// countsOneByOneLocked reports whether g's entries-read counter goes up
+// by one for each delivery from id on: it is known, the group is at or
+// after the stream's first entry, and nothing at or after id was
+// deleted. Redis checks for deletions from the delivered entry on, not
+// from the group's previous last ID (streamReplyWithRange). O(1).
+func (s *Stream) countsOneByOneLocked(g *group, id ID) bool {
+	return g.entriesRead != entriesReadUnknown && !g.lastID.Less(ID(s.st.FirstID())) && !s.rangeHasTombstonesLocked(id)
 }
 
 // lagLocked returns the group's lag and whether it is known.
