@@ -117,6 +117,7 @@ type conn struct {
 	blockedUS int64      // µs the running command waited blocked, for SLOWLOG
 	busy      bool       // counted in slowlog.busy
 	stamp     stampCache // the last key touchKeys stamped (idle.go)
+	looked    bool       // the running command reached its keys' look-up (idle.go)
 	blocked   bool       // a command waits (watch): CLIENT LIST's b
 	noEvict   bool       // CLIENT NO-EVICT on: CLIENT LIST's e
 }

@@ -94,6 +94,7 @@ func (c *conn) expire(args [][]byte, unit time.Duration, at bool) {
 		}
 		when += now
 	}
+	c.lookedUp()
 	s, ok := c.lookupStream(args[1])
 	if !ok {
 		c.int(0)
