@@ -110,6 +110,9 @@ type conn struct {
 	cmdStart int        // where in out the reply of the command in call starts
 	trk      trackState // CLIENT TRACKING and SUBSCRIBE (tracking.go)
 	pushes   pushBox    // invalidations and MONITOR lines queued by other connections
+	// pushesTaken: pushes moved to out count for the output limit until
+	// written (outlimit.go).
+	pushesTaken bool
 
 	monitor   bool       // MONITOR ran (monitor.go)
 	special   bool       // tracking, subscribed or monitor: see setSpecial
@@ -474,6 +477,7 @@ func (c *conn) watch() (stop func()) {
 		if c.writeErr = c.logBarrier(); c.writeErr == nil {
 			_, c.writeErr = c.nc.Write(c.out[:c.replyStart])
 		}
+		c.written() // pushes go after a reply: none is past replyStart
 		c.touched, c.wrote = touched, wrote
 		if c.writeErr != nil {
 			c.cancel() // nothing more will be written: do not wait
@@ -632,6 +636,7 @@ func (c *conn) flush() error {
 			_, c.writeErr = c.nc.Write(c.out)
 		}
 	}
+	c.written()
 	if cap(c.out) > 4*flushBytes {
 		c.srv.noteFreed(cap(c.out))
 		c.out = nil // do not keep the buffer of one huge reply
