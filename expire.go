@@ -88,8 +88,8 @@ const (
 // ErrInvalidArgument for ExpiryNX with another condition or ExpiryGT with
 // ExpiryLT. O(log n); safe for concurrent use.
 func (db *DB) SetExpiryIf(name string, at time.Time, cond ExpiryCond) (bool, error) {
-	if cond&ExpiryNX != 0 && cond&^ExpiryNX != 0 || cond&ExpiryGT != 0 && cond&ExpiryLT != 0 {
-		return false, errorf(ErrInvalidArgument, "SetExpiryIf %q: conditions %b do not go together", name, cond)
+	if err := cond.check("SetExpiryIf", name); err != nil {
+		return false, err
 	}
 	var ms int64
 	if !at.IsZero() {
@@ -103,11 +103,7 @@ func (db *DB) SetExpiryIf(name string, at time.Time, cond ExpiryCond) (bool, err
 	}
 	s.mu.Lock()
 	cur := s.expireMs
-	switch {
-	case cond&ExpiryNX != 0 && cur != 0,
-		cond&ExpiryXX != 0 && cur == 0,
-		cond&ExpiryGT != 0 && (cur == 0 || ms <= cur),
-		cond&ExpiryLT != 0 && cur != 0 && ms >= cur:
+	if !cond.holds(cur, ms) {
 		s.mu.Unlock()
 		db.mu.Unlock()
 		return false, nil
@@ -119,6 +115,63 @@ func (db *DB) SetExpiryIf(name string, at time.Time, cond ExpiryCond) (bool, err
 	db.mu.Unlock()
 	j.settle(lsn)
 	return true, nil
+}
+
+// RemoveIfExpiry removes the stream called name when its expiry meets
+// cond against the time at, as Redis's EXPIRE with a time already past
+// deletes the key when its NX, XX, GT or LT holds: the condition is
+// checked and the stream removed under the DB's lock, so that no call
+// changes the expiry in between. The removal is Remove's (blocked readers
+// included; logged in a durable DB). It reports whether it removed the
+// stream: false, changing nothing, when cond failed. It fails with
+// ErrNoStream when there is no such stream, and with ErrInvalidArgument
+// for ExpiryNX with another condition or ExpiryGT with ExpiryLT. O(log n);
+// safe for concurrent use.
+func (db *DB) RemoveIfExpiry(name string, at time.Time, cond ExpiryCond) (bool, error) {
+	if err := cond.check("RemoveIfExpiry", name); err != nil {
+		return false, err
+	}
+	db.mu.Lock()
+	s, ok := db.lookupLocked(name)
+	if !ok {
+		db.mu.Unlock()
+		return false, errorf(ErrNoStream, "RemoveIfExpiry %q: no such stream", name)
+	}
+	// expireMs changes under db.mu (setExpiryLocked), which is held.
+	if !cond.holds(s.expireMs, at.UnixMilli()) {
+		db.mu.Unlock()
+		return false, nil
+	}
+	j, lsn := db.removeLocked(s, errorf(ErrNoStream, "stream %q expired", name))
+	db.mu.Unlock()
+	if j != nil {
+		j.settle(lsn)
+	}
+	return true, nil
+}
+
+// check fails with ErrInvalidArgument for conditions that do not go
+// together (ExpiryNX with another, ExpiryGT with ExpiryLT), naming op and
+// the stream.
+func (cond ExpiryCond) check(op, name string) error {
+	if cond&ExpiryNX != 0 && cond&^ExpiryNX != 0 || cond&ExpiryGT != 0 && cond&ExpiryLT != 0 {
+		return errorf(ErrInvalidArgument, "%s %q: conditions %b do not go together", op, name, cond)
+	}
+	return nil
+}
+
+// holds reports whether a stream whose expiry is cur (Unix ms, 0: none)
+// meets cond for the new expiry ms, by Redis's rules: no expiry is
+// later than any time.
+func (cond ExpiryCond) holds(cur, ms int64) bool {
+	switch {
+	case cond&ExpiryNX != 0 && cur != 0,
+		cond&ExpiryXX != 0 && cur == 0,
+		cond&ExpiryGT != 0 && (cur == 0 || ms <= cur),
+		cond&ExpiryLT != 0 && cur != 0 && ms >= cur:
+		return false
+	}
+	return true
 }
 
 // ExpiresAt returns when the stream expires, and false when it has no

@@ -237,8 +237,18 @@ func TestSetExpiryIf(t *testing.T) {
 
 // Of many SetExpiryIf NX at once, one sets the expiry.
 func TestSetExpiryIfConcurrent(t *testing.T) {
+	oneWins(t, func(db *DB, name string, i int) bool {
+		set, _ := db.SetExpiryIf(name, expT0.Add(time.Duration(i+1)*time.Hour), ExpiryNX)
+		return set
+	})
+}
+
+// oneWins runs, in each of 100 rounds on a new stream without an expiry,
+// call from 8 goroutines at once (i is the goroutine's number), and fails
+// the test unless exactly one reports true.
+func oneWins(t *testing.T, call func(db *DB, name string, i int) bool) {
 	db := NewDB()
-	for round := range 50 {
+	for round := range 100 {
 		name := "k" + strconv.Itoa(round)
 		_, err := db.Add(name, AddArgs{}, Fields("f", "v")...)
 		require.NoError(t, err)
@@ -248,12 +258,114 @@ func TestSetExpiryIfConcurrent(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				if set, _ := db.SetExpiryIf(name, expT0.Add(time.Duration(i+1)*time.Hour), ExpiryNX); set {
+				if call(db, name, i) {
 					wins.Add(1)
 				}
 			}()
 		}
 		wg.Wait()
-		require.Equal(t, int32(1), wins.Load())
+		require.Equal(t, int32(1), wins.Load(), "round %d", round)
 	}
+}
+
+// RemoveIfExpiry removes the stream when its expiry meets the condition
+// against the time given, and changes nothing when it does not.
+func TestRemoveIfExpiry(t *testing.T) {
+	db := NewDB(WithClock(newTestClock(expT0.UnixMilli()).now))
+	at := func(s int) time.Time { return expT0.Add(time.Duration(s) * time.Second) }
+	for _, tc := range []struct {
+		expiry  int // seconds after expT0; 0: none
+		at      int
+		cond    ExpiryCond
+		removed bool
+	}{
+		{0, -5, 0, true},
+		{0, -5, ExpiryNX, true},
+		{10, -5, ExpiryNX, false},
+		{0, -5, ExpiryXX, false},
+		{10, -5, ExpiryXX, true},
+		{0, -5, ExpiryGT, false}, // none is infinite
+		{10, -5, ExpiryGT, false},
+		{-10, -5, ExpiryGT | ExpiryXX, true},
+		{-5, -5, ExpiryGT, false}, // not later
+		{0, -5, ExpiryLT, true},
+		{10, -5, ExpiryLT, true},
+		{-10, -5, ExpiryLT, false},
+		{-5, -5, ExpiryLT, false}, // not earlier
+	} {
+		_, err := db.Add("k", AddArgs{}, Fields("f", "v")...)
+		require.NoError(t, err)
+		if tc.expiry != 0 {
+			require.NoError(t, db.SetExpiry("k", at(tc.expiry)))
+		}
+		removed, err := db.RemoveIfExpiry("k", at(tc.at), tc.cond)
+		require.NoError(t, err)
+		require.Equal(t, tc.removed, removed, "%+v", tc)
+		s, ok := db.Lookup("k")
+		require.Equal(t, !tc.removed, ok, "%+v", tc)
+		if ok {
+			e, has := s.ExpiresAt()
+			require.Equal(t, tc.expiry != 0, has, "%+v: expiry unchanged", tc)
+			if has {
+				require.Equal(t, at(tc.expiry), e, "%+v: expiry unchanged", tc)
+			}
+			require.Equal(t, int64(1), s.Len())
+		}
+		db.Remove("k")
+	}
+	require.Equal(t, 0, db.Expiring())
+
+	_, err := db.Add("k", AddArgs{}, Fields("f", "v")...)
+	require.NoError(t, err)
+	for _, bad := range []ExpiryCond{ExpiryNX | ExpiryXX, ExpiryNX | ExpiryLT, ExpiryGT | ExpiryLT} {
+		removed, err := db.RemoveIfExpiry("k", at(-1), bad)
+		requireErr(t, err, ErrInvalidArgument, "RemoveIfExpiry", "k", "do not go together")
+		require.False(t, removed)
+		_, ok := db.Lookup("k")
+		require.True(t, ok, "unchanged")
+	}
+	removed, err := db.RemoveIfExpiry("nosuch", at(-1), ExpiryNX)
+	requireErr(t, err, ErrNoStream, "nosuch")
+	require.False(t, removed)
+	require.Equal(t, []string{"k"}, db.Names(""))
+}
+
+// RemoveIfExpiry's removal is in the log: the stream stays removed after
+// a reopen; one it kept stays with its expiry.
+func TestRemoveIfExpiryDurable(t *testing.T) {
+	clk := newTestClock(expT0.UnixMilli())
+	dir := t.TempDir()
+	db, err := Open(dir, WithClock(clk.now))
+	require.NoError(t, err)
+	for _, name := range []string{"a", "b"} {
+		_, err = db.Add(name, AddArgs{}, Fields("f", "v")...)
+		require.NoError(t, err)
+		require.NoError(t, db.SetExpiry(name, expT0.Add(time.Hour)))
+	}
+	removed, err := db.RemoveIfExpiry("a", expT0.Add(-time.Second), ExpiryXX)
+	require.NoError(t, err)
+	require.True(t, removed)
+	removed, err = db.RemoveIfExpiry("b", expT0.Add(-time.Second), ExpiryNX)
+	require.NoError(t, err)
+	require.False(t, removed)
+	require.NoError(t, db.Close())
+	db = openT(t, dir, clk)
+	require.Equal(t, []string{"b"}, db.Names(""))
+	at, ok := expiresAt(t, db, "b")
+	require.True(t, ok)
+	require.Equal(t, expT0.Add(time.Hour), at)
+}
+
+// Of RemoveIfExpiry NX and SetExpiryIf NX calls at once, one passes:
+// the removal's condition is checked under the lock that SetExpiryIf
+// takes to set the expiry.
+func TestRemoveIfExpiryConcurrent(t *testing.T) {
+	oneWins(t, func(db *DB, name string, i int) bool {
+		if i%2 == 0 {
+			removed, _ := db.RemoveIfExpiry(name, expT0.Add(-time.Hour), ExpiryNX)
+			return removed
+		}
+		set, _ := db.SetExpiryIf(name, expT0.Add(time.Duration(i)*time.Hour), ExpiryNX)
+		return set
+	})
 }

@@ -282,8 +282,8 @@ func configSet(c *conn, args [][]byte) {
 			s.slow.maxLen.Store(ch.v)
 		case "client-output-buffer-limit":
 			s.bufLimits = ch.limits
-			pubsub := ch.limits[pubsubClass]
-			s.pubsubLimit.Store(&pubsub)
+			limits := ch.limits
+			s.outLimits.Store(&limits)
 		}
 	}
 	s.nodeSizeSet = s.nodeSizeSet || node

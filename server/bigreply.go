@@ -117,6 +117,7 @@ func (p *pieces) send(c *conn, header []byte) {
 	c.writeOut(bufs...)
 	c.streamed += len(header) + c.held + len(c.out)
 	c.out = c.out[:0]
+	c.written()
 	p.release(c)
 }
 

@@ -110,6 +110,9 @@ type conn struct {
 	cmdStart int        // where in out the reply of the command in call starts
 	trk      trackState // CLIENT TRACKING and SUBSCRIBE (tracking.go)
 	pushes   pushBox    // invalidations and MONITOR lines queued by other connections
+	// pushesTaken: pushes moved to out count for the output limit until
+	// written (outlimit.go).
+	pushesTaken bool
 
 	monitor   bool       // MONITOR ran (monitor.go)
 	special   bool       // tracking, subscribed or monitor: see setSpecial
@@ -117,6 +120,7 @@ type conn struct {
 	blockedUS int64      // µs the running command waited blocked, for SLOWLOG
 	busy      bool       // counted in slowlog.busy
 	stamp     stampCache // the last key touchKeys stamped (idle.go)
+	looked    bool       // the running command reached its keys' look-up (idle.go)
 	blocked   bool       // a command waits (watch): CLIENT LIST's b
 	noEvict   bool       // CLIENT NO-EVICT on: CLIENT LIST's e
 }
@@ -473,6 +477,7 @@ func (c *conn) watch() (stop func()) {
 		if c.writeErr = c.logBarrier(); c.writeErr == nil {
 			_, c.writeErr = c.nc.Write(c.out[:c.replyStart])
 		}
+		c.written() // pushes go after a reply: none is past replyStart
 		c.touched, c.wrote = touched, wrote
 		if c.writeErr != nil {
 			c.cancel() // nothing more will be written: do not wait
@@ -631,6 +636,7 @@ func (c *conn) flush() error {
 			_, c.writeErr = c.nc.Write(c.out)
 		}
 	}
+	c.written()
 	if cap(c.out) > 4*flushBytes {
 		c.srv.noteFreed(cap(c.out))
 		c.out = nil // do not keep the buffer of one huge reply

@@ -25,6 +25,7 @@ type command struct {
 	denyOOM        bool // refused past MaxMemory (maxmemory.go)
 	touches        bool // stamps its keys' access time (idle.go)
 	touchOne       bool // touches, and its one key is the first argument
+	parseFirst     bool // checks its arguments before it looks its keys up (idle.go)
 }
 
 var (
@@ -53,6 +54,7 @@ func register(name string, arity int, fn func(c *conn, args [][]byte)) *command 
 		cmd.skipSlowlog = cmd.skipSlowlog || f == "skip_slowlog"
 	}
 	cmd.touches = len(cmd.spec.specs) > 0 && !noTouch[name]
+	cmd.parseFirst = parseFirst[name]
 	if sp := cmd.spec.specs; cmd.touches && len(sp) == 1 {
 		cmd.touchOne = sp[0].index == 1 && sp[0].keyword == "" && sp[0].lastkey == 0
 	}
@@ -260,12 +262,13 @@ func (c *conn) call(cmd *command, args [][]byte) {
 		start = time.Now()
 	}
 	c.cmdStart = len(c.out)
+	c.looked = !cmd.parseFirst
 	if c.trk.on || cmd.write && c.srv.track.users.Load() != 0 {
 		c.runTracked(cmd, args)
 	} else {
 		cmd.fn(c, args)
 	}
-	if cmd.touches {
+	if cmd.touches && c.looked {
 		c.touchKeys(cmd, args)
 	}
 	if timed {

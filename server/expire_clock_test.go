@@ -302,8 +302,11 @@ func TestAvgTTL(t *testing.T) {
 	}
 }
 
-// EXPIRE NX and PERSIST check and set at once: of many clients at once,
-// one answers 1.
+// EXPIRE NX and PERSIST check and set at once, and EXPIRE NX with a time
+// past checks and removes the key at once: of many clients at once, one
+// answers 1 (in the last step, half send a time past, half a time to come:
+// Redis runs them one after the other, and the first leaves the key gone
+// or with an expiry for the others).
 func TestExpireConditionAtomic(t *testing.T) {
 	srv := RunT(t)
 	const clients = 16
@@ -314,12 +317,15 @@ func TestExpireConditionAtomic(t *testing.T) {
 	for round := range 200 {
 		key := "k" + strconv.Itoa(round)
 		cs[0].do(t, "XADD", key, "1-1", "f", "v")
-		for _, args := range [][]string{{"EXPIRE", key, "", "NX"}, {"PERSIST", key}} {
+		for _, args := range [][]string{{"EXPIRE", key, "", "NX"}, {"PERSIST", key}, {"EXPIRE", key, "past", "NX"}} {
 			ones := make(chan int64, clients)
 			for i, c := range cs {
 				go func() {
 					a := append([]string(nil), args...)
-					if a[0] == "EXPIRE" {
+					switch {
+					case a[0] == "EXPIRE" && a[2] == "past" && i%2 == 0:
+						a[2] = "-1"
+					case a[0] == "EXPIRE":
 						a[2] = strconv.Itoa(1000 + i)
 					}
 					r, err := c.send(a...)

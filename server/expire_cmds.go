@@ -94,31 +94,10 @@ func (c *conn) expire(args [][]byte, unit time.Duration, at bool) {
 		}
 		when += now
 	}
-	s, ok := c.lookupStream(args[1])
-	if !ok {
-		c.int(0)
-		return
-	}
-	if flags != 0 {
-		cur, has := s.ExpiresAt()
-		curMs := cur.UnixMilli()
-		switch {
-		case flags&expireNX != 0 && has,
-			flags&expireXX != 0 && !has,
-			flags&expireGT != 0 && (!has || when <= curMs),
-			flags&expireLT != 0 && has && when >= curMs:
-			c.int(0)
-			return
-		}
-	}
-	db, name := c.mustDB(), string(args[1])
-	if when <= now {
-		// Already past: the key goes now, as in Redis.
-		c.int(int64(db.Remove(name)))
-		return
-	}
-	// The condition is checked again as the expiry is set, under the
-	// DB's lock: of two EXPIRE NX at once, one answers 1.
+	c.lookedUp()
+	// The condition is checked as the expiry is set, or as the key is
+	// removed, under the DB's lock: of two EXPIRE NX at once, one
+	// answers 1. A missing key (ErrNoStream) answers 0.
 	var cond xstream.ExpiryCond
 	for _, f := range [...]struct {
 		flag int
@@ -128,8 +107,15 @@ func (c *conn) expire(args [][]byte, unit time.Duration, at bool) {
 			cond |= f.cond
 		}
 	}
+	db, name := c.mustDB(), string(args[1])
+	if when <= now {
+		// Already past: the key goes now, as in Redis.
+		removed, err := db.RemoveIfExpiry(name, time.UnixMilli(when), cond)
+		c.int(int64(b2i(removed && err == nil)))
+		return
+	}
 	set, err := db.SetExpiryIf(name, time.UnixMilli(when), cond)
-	c.int(int64(b2i(set && err == nil))) // err: removed meanwhile
+	c.int(int64(b2i(set && err == nil)))
 }
 
 // ttl is TTL and PTTL (abs false: the time left, at least 0) and

@@ -87,6 +87,7 @@ func (c *conn) xgroupPrelude(args [][]byte) (s *xstream.Stream, opts xstream.Gro
 			return nil, opts, false
 		}
 	}
+	c.lookedUp()
 	s, found := c.lookupStream(args[2])
 	if !found && !opts.MkStream {
 		c.err("ERR The XGROUP subcommand requires the key to exist. Note that for CREATE you may want to use the MKSTREAM option to create an empty stream automatically.")
@@ -216,6 +217,7 @@ func xackdel(c *conn, args [][]byte) {
 	if !ok {
 		return
 	}
+	c.lookedUp()
 	s, found := c.lookupStream(args[1])
 	if !found || !hasGroup(s, string(args[2])) {
 		c.notFound(len(idArgs))
@@ -324,6 +326,7 @@ func xpending(c *conn, args [][]byte) {
 		c.fail(err)
 		return
 	}
+	c.lookedUp()
 	s, found := c.lookupStream(args[1])
 	if !found || !hasGroup(s, string(args[2])) {
 		c.err(noGroupErr(args[1], args[2]))

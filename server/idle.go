@@ -36,6 +36,22 @@ var noTouch = map[string]bool{
 	"memory|usage": true, "del": true, "unlink": true, "restore": true, "copy": true,
 }
 
+// parseFirst names the commands that check their arguments before they
+// look their keys up, as Redis's do: one rejected on its arguments (a
+// syntax error, a bad ID, count or time) does not touch its keys. Each
+// says when it reaches the look-up (conn.lookedUp); call stamps the keys
+// only then.
+var parseFirst = map[string]bool{
+	"xadd": true, "xtrim": true, "xrange": true, "xrevrange": true, "xread": true, "xreadgroup": true,
+	"xpending": true, "xgroup|create": true, "xgroup|setid": true, "xsetid": true,
+	"expire": true, "pexpire": true, "expireat": true, "pexpireat": true,
+	"xdelex": true, "xackdel": true,
+}
+
+// lookedUp notes that the running command reached its keys' look-up, so
+// that call stamps them when it ends (see parseFirst).
+func (c *conn) lookedUp() { c.looked = true }
+
 // lruClock returns Redis's LRU clock for the server's time t (Unix
 // seconds).
 func lruClock(unix int64) int64 { return unix & lruMax }

@@ -15,16 +15,18 @@ func (p *push) size() int64 {
 	return n
 }
 
-// outputOver reports whether b has passed the pubsub class's limit, as
-// Redis's checkClientOutputBufferLimits: the hard limit's bytes or more,
-// or the soft limit's for more than its seconds. b.mu is held. It reads
-// the clock only past the soft limit.
+// outputOver reports whether b has passed its class's limit, as Redis's
+// checkClientOutputBufferLimits: the hard limit's bytes or more, or the
+// soft limit's for more than its seconds, counting what is queued and
+// what the owner took and has not written (b.held). b.mu is held. It
+// reads the clock only past the soft limit.
 func (s *Server) outputOver(b *pushBox) bool {
-	l := s.pubsubLimit.Load()
-	if l.hard > 0 && b.bytes >= l.hard {
+	l := s.outLimits.Load()[b.class]
+	held := b.held()
+	if l.hard > 0 && held >= l.hard {
 		return true
 	}
-	if l.soft == 0 || b.bytes < l.soft {
+	if l.soft == 0 || held < l.soft {
 		b.softSince = 0
 		return false
 	}
@@ -39,10 +41,10 @@ func (s *Server) outputOver(b *pushBox) bool {
 // closeForOutput disconnects c, whose pushes passed the limit (held
 // bytes), and logs it, as Redis logs "scheduled to be closed ASAP for
 // overcoming of output buffer limits".
-func (s *Server) closeForOutput(c *conn, held int64) {
+func (s *Server) closeForOutput(c *conn, class int, held int64) {
 	n := s.outputClosed.Add(1)
 	s.opts.Logger.Warn("xstream server: client closed for overcoming of output buffer limits",
-		"id", c.clientID, "addr", c.public.addr, "class", "pubsub", "queued_bytes", held, "disconnections", n)
+		"id", c.clientID, "addr", c.public.addr, "class", bufClasses[class], "queued_bytes", held, "disconnections", n)
 	if tc, ok := c.nc.(*net.TCPConn); ok {
 		tc.SetLinger(0)
 	}
@@ -56,16 +58,49 @@ func (s *Server) closeForOutput(c *conn, held int64) {
 // checkClientOutputBufferLimits, a client whose queue holds the hard
 // limit's bytes or more, or the soft limit's for more than its seconds
 // (on the server's clock), is disconnected: its queue is dropped, its
-// connection closed, and the event logged. The limit is the pubsub
-// class's (default 32mb 8mb 60) for every client with pushes, where
-// Redis applies it to subscribed clients only (monitors and tracking
-// clients are of its normal class, without a limit by default). The
-// bytes counted are those queued and not yet taken by the client's
-// goroutine; what that goroutine took and has not written yet is not
-// counted, so a client may hold up to twice the limit. CONFIG GET and
-// SET client-output-buffer-limit read and set the three classes; only
-// pubsub's applies. Redis 7.0 counts these disconnections nowhere in
-// INFO; the log record carries their count.
+// connection closed, and the event logged. The class is Redis's
+// getClientType's: pubsub (default 32mb 8mb 60) for a client subscribed
+// to a channel, in RESP2 or RESP3, normal (default 0 0 0: no limit) for
+// the others, monitors and tracking clients included; the client's
+// goroutine sets it (pushBox.setClass) as SUBSCRIBE, UNSUBSCRIBE and
+// RESET change its channels. The bytes counted are those of the pushes
+// queued (estimated, push.size) and those the client's goroutine took
+// into its output and has not written yet (the bytes it wrote there), so
+// the client holds at most the limit. Only pushes count: replies to the
+// client's own commands are bounded by MaxReplyBytes and its wait for
+// them. CONFIG GET and SET client-output-buffer-limit read and set the
+// three classes; the slave one has no client here. Redis 7.0 counts
+// these disconnections nowhere in INFO; the log record carries their
+// count.
+
+// held returns the bytes b holds for the limit: queued, and taken and
+// not written. b.mu is held.
+func (b *pushBox) held() int64 { return b.bytes + b.taken }
+
+// setClass sets b's class of client-output-buffer-limit: pubsub while
+// its owner is subscribed, normal otherwise. The owner calls it.
+func (b *pushBox) setClass(pubsub bool) {
+	class := 0
+	if pubsub {
+		class = pubsubClass
+	}
+	b.mu.Lock()
+	b.class = class
+	b.mu.Unlock()
+}
+
+// written notes that the pushes c took (deliverPushes) have been written
+// or dropped with its output: they no longer count for the limit.
+func (c *conn) written() {
+	if !c.pushesTaken {
+		return
+	}
+	c.pushesTaken = false
+	b := &c.pushes
+	b.mu.Lock()
+	b.taken = 0
+	b.mu.Unlock()
+}
 
 // bufLimit is one class's limit: 0 bytes is none.
 type bufLimit struct{ hard, soft, softSecs int64 }

@@ -3,8 +3,10 @@ package server
 import (
 	"bytes"
 	"context"
+	"io"
 	"log/slog"
 	"net"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -31,13 +33,15 @@ func TestDiffConfigOutputBufferLimit(t *testing.T) {
 }
 
 // limitConn is a connection whose client never reads: only other
-// connections' pushes reach it, through addPush.
-func limitConn(t *testing.T, srv *Server) (*conn, net.Conn) {
+// connections' pushes reach it, through addPush. With pubsub it is of the
+// pubsub class (a subscriber), else of the normal one.
+func limitConn(t *testing.T, srv *Server, pubsub bool) (*conn, net.Conn) {
 	t.Helper()
 	a, b := net.Pipe()
 	t.Cleanup(func() { a.Close(); b.Close() })
 	c := &conn{srv: srv, nc: a, clientID: 7}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
+	c.pushes.setClass(pubsub)
 	return c, b
 }
 
@@ -46,37 +50,41 @@ func TestOutputBufferLimit(t *testing.T) {
 	srv := New(Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	srv.SetTime(clockT0)
 	line := func(n int) push { return push{kind: pushRaw, raw: bytes.Repeat([]byte("m"), n-32)} } // n bytes each
-	set := func(v string) {
-		t.Helper()
-		c, _ := limitConn(t, srv)
-		configSet(c, [][]byte{[]byte("config"), []byte("set"), []byte("client-output-buffer-limit"), []byte(v)})
-		if string(c.out) != "+OK\r\n" {
-			t.Fatalf("CONFIG SET %q: %q", v, c.out)
-		}
-	}
+	set := func(v string) { t.Helper(); setBufLimits(t, srv, v) }
 	closed := func(c *conn) bool { return c.ctx.Err() != nil }
 
 	// The hard limit: 1,000 bytes.
 	set("pubsub 1000 0 0")
-	c, _ := limitConn(t, srv)
+	c, peer := limitConn(t, srv, true)
 	for range 9 {
 		c.addPush(line(100))
 	}
 	if closed(c) || c.pushes.bytes != 900 {
 		t.Fatalf("below the hard limit: closed %v, %d bytes", closed(c), c.pushes.bytes)
 	}
-	c.deliverPushes() // the client's goroutine took them: the count starts again
+	// The client's goroutine took them: they count until written.
+	c.deliverPushes()
+	if c.pushes.bytes != 0 || c.pushes.taken != 9*68 { // 68 bytes of each written out
+		t.Fatalf("taken: %d queued, %d taken", c.pushes.bytes, c.pushes.taken)
+	}
+	drain(t, c, peer)
+	if c.pushes.taken != 0 {
+		t.Fatalf("%d bytes still counted once written", c.pushes.taken)
+	}
 	for range 9 {
 		c.addPush(line(100))
 	}
+	c.deliverPushes()
 	if closed(c) {
-		t.Fatal("closed for pushes it had taken")
+		t.Fatal("closed below the limit")
 	}
-	c.addPush(line(100))
+	for range 4 { // 612 taken, 400 queued
+		c.addPush(line(100))
+	}
 	if !closed(c) || len(c.pushes.items) != 0 || c.pushes.n.Load() != 0 {
 		t.Fatalf("at the hard limit: closed %v, %d pushes kept", closed(c), len(c.pushes.items))
 	}
-	if n := srv.outputClosed.Load(); n != 1 || !strings.Contains(logs.String(), "overcoming of output buffer limits") || !strings.Contains(logs.String(), "queued_bytes=1000") {
+	if n := srv.outputClosed.Load(); n != 1 || !strings.Contains(logs.String(), "overcoming of output buffer limits") || !strings.Contains(logs.String(), "queued_bytes=1012") || !strings.Contains(logs.String(), "class=pubsub") {
 		t.Fatalf("%d disconnections, log %q", n, logs.String())
 	}
 	c.addPush(line(100))
@@ -86,7 +94,7 @@ func TestOutputBufferLimit(t *testing.T) {
 
 	// The soft limit: past 500 bytes for more than 10 s.
 	set("pubsub 0 500 10")
-	c, _ = limitConn(t, srv)
+	c, peer = limitConn(t, srv, true)
 	for range 5 {
 		c.addPush(line(100)) // reaches it: the time starts
 	}
@@ -95,7 +103,7 @@ func TestOutputBufferLimit(t *testing.T) {
 	if closed(c) {
 		t.Fatal("closed at 10 s past the soft limit")
 	}
-	c.deliverPushes()
+	drain(t, c, peer)
 	c.addPush(line(100)) // below it: the time is forgotten
 	for range 4 {
 		c.addPush(line(100))
@@ -113,7 +121,7 @@ func TestOutputBufferLimit(t *testing.T) {
 
 	// No limit.
 	set("pubsub 0 0 0")
-	c, _ = limitConn(t, srv)
+	c, _ = limitConn(t, srv, true)
 	for range 1000 {
 		c.addPush(line(1000))
 	}
@@ -144,4 +152,139 @@ func TestOutputBufferLimitSubscriber(t *testing.T) {
 		t.Fatalf("%d disconnections", srv.outputClosed.Load())
 	}
 	wantInt(t, c, 1, "EXISTS", key+"0")
+}
+
+// drain has c's goroutine take its queued pushes and write them out
+// (flush) while peer reads them.
+func drain(t *testing.T, c *conn, peer net.Conn) {
+	t.Helper()
+	c.deliverPushes()
+	n := len(c.out)
+	read := make(chan error)
+	go func() {
+		_, err := io.ReadFull(peer, make([]byte, n))
+		read <- err
+	}()
+	if err := c.flush(); err != nil {
+		t.Fatalf("flush: %v", err)
+	}
+	if err := <-read; err != nil {
+		t.Fatalf("reading the pushes: %v", err)
+	}
+}
+
+// The class of a client follows Redis's getClientType: the pubsub limit
+// applies to a subscriber only, the normal one (none by default) to the
+// others.
+func TestOutputBufferLimitClass(t *testing.T) {
+	srv := New(Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	line := push{kind: pushRaw, raw: bytes.Repeat([]byte("m"), 68)} // 100 bytes
+	set := func(v string) { t.Helper(); setBufLimits(t, srv, v) }
+	set("pubsub 1000 0 0")
+	normal, _ := limitConn(t, srv, false)
+	sub, _ := limitConn(t, srv, true)
+	for range 10 {
+		normal.addPush(line)
+		sub.addPush(line)
+	}
+	if normal.ctx.Err() != nil || sub.ctx.Err() == nil {
+		t.Fatalf("pubsub 1000: normal client closed %v, subscriber closed %v", normal.ctx.Err() != nil, sub.ctx.Err() != nil)
+	}
+	set("normal 2000 0 0")
+	for range 9 {
+		normal.addPush(line)
+	}
+	if normal.ctx.Err() != nil {
+		t.Fatal("normal client closed below its limit")
+	}
+	normal.addPush(line)
+	if normal.ctx.Err() == nil {
+		t.Fatal("normal client not closed at its limit")
+	}
+	// A client that left its channels is of the normal class again.
+	set("normal 0 0 0")
+	left, _ := limitConn(t, srv, true)
+	left.pushes.setClass(false)
+	for range 20 {
+		left.addPush(line)
+	}
+	if left.ctx.Err() != nil {
+		t.Fatal("closed by the pubsub limit after it left its channels")
+	}
+}
+
+// SUBSCRIBE, UNSUBSCRIBE and RESET set a connection's class, in RESP2 and
+// RESP3; tracking and MONITOR do not make a client pubsub's.
+func TestOutputBufferClassOfClients(t *testing.T) {
+	srv := RunT(t)
+	// run sends args and then PING, and reads up to PING's reply (PONG,
+	// or pong in RESP2's Pub/Sub context), so that args has run.
+	run := func(c *wireConn, args ...string) {
+		t.Helper()
+		c.send(t, args...)
+		c.send(t, "PING")
+		c.nc.SetReadDeadline(time.Now().Add(10 * time.Second)) // a failure bound, not a wait
+		var got []byte
+		buf := make([]byte, 4096)
+		for !bytes.Contains(bytes.ToLower(got), []byte("pong\r\n")) {
+			n, err := c.nc.Read(buf)
+			if err != nil {
+				t.Fatalf("%q: %v (read %q)", args, err, got)
+			}
+			got = append(got, buf[:n]...)
+		}
+	}
+	class := func(id int64) int {
+		cn := srv.clientByID(id)
+		cn.pushes.mu.Lock()
+		defer cn.pushes.mu.Unlock()
+		return cn.pushes.class
+	}
+	idOf := func(c *wireConn) int64 {
+		id, err := strconv.ParseInt(strings.Trim(string(c.do(t, "CLIENT", "ID")), ":\r\n"), 10, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	for _, resp3 := range []bool{false, true} {
+		c := dialWire(t, srv.Addr())
+		if resp3 {
+			c.do(t, "HELLO", "3")
+		}
+		id := idOf(c)
+		for _, step := range []struct {
+			args []string
+			want int
+		}{
+			{[]string{"CLIENT", "TRACKING", "ON"}, 0},
+			{[]string{"SUBSCRIBE", "a"}, pubsubClass},
+			{[]string{"SUBSCRIBE", "b"}, pubsubClass},
+			{[]string{"UNSUBSCRIBE", "a"}, pubsubClass},
+			{[]string{"UNSUBSCRIBE", "b"}, 0},
+			{[]string{"SUBSCRIBE", "a"}, pubsubClass},
+			{[]string{"RESET"}, 0},
+		} {
+			run(c, step.args...)
+			if got := class(id); got != step.want {
+				t.Fatalf("RESP3 %v, after %q: class %d, want %d", resp3, step.args, got, step.want)
+			}
+		}
+	}
+	m := dialWire(t, srv.Addr())
+	id := idOf(m)
+	m.do(t, "MONITOR")
+	if got := class(id); got != 0 {
+		t.Fatalf("monitor: class %d", got)
+	}
+}
+
+// setBufLimits runs CONFIG SET client-output-buffer-limit v on srv.
+func setBufLimits(t *testing.T, srv *Server, v string) {
+	t.Helper()
+	c, _ := limitConn(t, srv, false)
+	configSet(c, [][]byte{[]byte("config"), []byte("set"), []byte("client-output-buffer-limit"), []byte(v)})
+	if string(c.out) != "+OK\r\n" {
+		t.Fatalf("CONFIG SET %q: %q", v, c.out)
+	}
 }

@@ -56,18 +56,28 @@ func (c *conn) parseRead(args [][]byte, isGroup bool) (readCmd, error) {
 	r.pairs = make([]string, 0, 2*n)
 	for k := range n {
 		key := args[streamsArg+k]
+		err := error(nil)
 		if isGroup {
-			s, ok := c.lookupStream(key)
-			if !ok || !hasGroup(s, r.group) {
-				return r, replyError(fmt.Sprintf("NOGROUP No such key '%s' or consumer group '%s' in XREADGROUP with GROUP option", key, r.group))
+			if s, ok := c.lookupStream(key); !ok || !hasGroup(s, r.group) {
+				err = replyError(fmt.Sprintf("NOGROUP No such key '%s' or consumer group '%s' in XREADGROUP with GROUP option", key, r.group))
 			}
 		}
-		id, err := readID(args[streamsArg+n+k], isGroup)
+		id := ""
+		if err == nil {
+			id, err = readID(args[streamsArg+n+k], isGroup)
+		}
 		if err != nil {
+			// Redis looks each key up before it checks the key's group
+			// and ID: the keys up to this one were touched.
+			clock := c.srv.lru.Load()
+			for _, k := range args[streamsArg : streamsArg+k+1] {
+				c.touchKey(k, clock)
+			}
 			return r, err
 		}
 		r.pairs = append(r.pairs, string(key), id)
 	}
+	c.lookedUp()
 	return r, nil
 }
 

@@ -53,6 +53,7 @@ func init() {
 		}
 		db, name := c.mustDB(), string(args[1])
 		if _, ok := db.Lookup(name); ok && !replace {
+			c.touchKey(args[1], c.srv.lru.Load()) // Redis's lookupKeyWrite
 			c.err("BUSYKEY Target key name already exists.")
 			return
 		}

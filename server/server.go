@@ -141,10 +141,10 @@ type Server struct {
 	accessAll accessTables // when each key was last accessed (idle.go)
 
 	// client-output-buffer-limit (outlimit.go): the classes as CONFIG
-	// SET left them (guarded by mu), the pubsub one's in force, and the
-	// clients it disconnected.
+	// SET left them (guarded by mu), a copy of them in force (read by
+	// addPush without mu), and the clients it disconnected.
 	bufLimits    [3]bufLimit
-	pubsubLimit  atomic.Pointer[bufLimit]
+	outLimits    atomic.Pointer[[3]bufLimit]
 	outputClosed atomic.Int64
 
 	clientMem atomic.Int64 // bytes of the clients' buffers (memory.go)
@@ -195,8 +195,8 @@ func New(opts Options) *Server {
 	s.stats.init()
 	s.tickLRU()
 	s.bufLimits = defaultBufLimits
-	pubsub := s.bufLimits[pubsubClass]
-	s.pubsubLimit.Store(&pubsub)
+	limits := s.bufLimits
+	s.outLimits.Store(&limits)
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	return s
 }

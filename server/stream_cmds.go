@@ -191,6 +191,7 @@ func xadd(c *conn, args [][]byte) {
 	if add.Trim.Limit < 0 {
 		add.Trim.Limit = approxTrimLimit(c.srv)
 	}
+	c.lookedUp()
 	id, err := c.mustDB().Add(string(args[1]), add, c.fieldArgs(args[fieldPos:])...)
 	clear(c.fields)
 	if cap(c.fields) > maxKeptArgs {
@@ -244,6 +245,7 @@ func xtrim(c *conn, args [][]byte) {
 	if a.trim.Limit < 0 {
 		a.trim.Limit = approxTrimLimit(c.srv)
 	}
+	c.lookedUp()
 	s, ok := c.lookupStream(args[1])
 	if !ok {
 		c.int(0)
@@ -279,6 +281,7 @@ func xrange(c *conn, args [][]byte, rev bool) {
 			return
 		}
 	}
+	c.lookedUp()
 	s, found := c.lookupStream(args[1])
 	if !found {
 		c.array(0)
@@ -446,6 +449,7 @@ func xdelex(c *conn, args [][]byte) {
 	if !ok {
 		return
 	}
+	c.lookedUp()
 	s, found := c.lookupStream(args[1])
 	if !found {
 		c.notFound(len(idArgs))
@@ -499,6 +503,7 @@ func xsetid(c *conn, args [][]byte) {
 			return
 		}
 	}
+	c.lookedUp()
 	s, found := c.lookupStream(args[1])
 	if !found {
 		c.err(errNoKey)

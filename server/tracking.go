@@ -92,14 +92,17 @@ type pushBox struct {
 	n     atomic.Int32 // len(items)
 	mu    sync.Mutex
 	items []push
-	// bytes estimates the memory of items, bounded by
-	// client-output-buffer-limit (outlimit.go); softSince is when (ms,
-	// the server's clock) it reached the soft limit, 0 when below; over
+	// bytes estimates the memory of items and taken is the bytes of the
+	// pushes the owner moved to its output and has not written yet,
+	// bounded together by client-output-buffer-limit (outlimit.go) of
+	// the class (normal or pubsub) the owner set; softSince is when (ms,
+	// the server's clock) they reached the soft limit, 0 when below; over
 	// is set once the client was disconnected for passing the limit.
-	bytes, softSince int64
-	over             bool
-	idle             bool // the owner waits for input: add interrupts its read
-	woken            bool // add interrupted it
+	bytes, taken, softSince int64
+	class                   int
+	over                    bool
+	idle                    bool // the owner waits for input: add interrupts its read
+	woken                   bool // add interrupted it
 }
 
 // addPush queues p for c. When c's goroutine waits for input, it interrupts
@@ -115,11 +118,11 @@ func (c *conn) addPush(p push) {
 	b.items = append(b.items, p)
 	b.bytes += p.size()
 	if c.srv.outputOver(b) {
-		held := b.bytes
-		b.over, b.items, b.bytes = true, nil, 0
+		held, class := b.held(), b.class
+		b.over, b.items, b.bytes, b.taken = true, nil, 0, 0
 		b.n.Store(0)
 		b.mu.Unlock()
-		c.srv.closeForOutput(c, held)
+		c.srv.closeForOutput(c, class, held)
 		return
 	}
 	b.n.Store(int32(len(b.items)))
@@ -160,7 +163,8 @@ func (c *conn) awake() bool {
 // deliverPushes writes the queued pushes to c.out, in c's protocol: a
 // RESP3 push, a Pub/Sub message for a RESP2 redirect target subscribed
 // to __redis__:invalidate, or nothing for another RESP2 client, which
-// cannot receive them.
+// cannot receive them. The bytes it wrote count for the output limit
+// until flush has written them (conn.written).
 func (c *conn) deliverPushes() {
 	b := &c.pushes
 	b.mu.Lock()
@@ -168,8 +172,15 @@ func (c *conn) deliverPushes() {
 	b.items, b.bytes = nil, 0
 	b.n.Store(0)
 	b.mu.Unlock()
+	start := len(c.out)
 	for _, p := range items {
 		c.out = c.appendPush(c.out, p)
+	}
+	if n := len(c.out) - start; n > 0 {
+		b.mu.Lock()
+		b.taken += int64(n)
+		b.mu.Unlock()
+		c.pushesTaken = true
 	}
 }
 

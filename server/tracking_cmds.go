@@ -416,5 +416,6 @@ func (c *conn) afterTracked(args [][]byte) {
 // for the end of its batch of commands (next, flush).
 func (c *conn) setSpecial() {
 	c.special = c.trk.on || len(c.trk.channels) > 0 || c.monitor
+	c.pushes.setClass(len(c.trk.channels) > 0)
 	c.publish()
 }
