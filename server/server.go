@@ -90,7 +90,10 @@ type Options struct {
 	// that does not read its replies as fast as they come, moves that
 	// client to a goroutine of its own, for good. A slow command (SAVE,
 	// KEYS over many keys, ...) holds up the other clients of its loop,
-	// as in Redis. 0 gives each client its goroutine.
+	// as in Redis; so does each sync of a change under
+	// xstream.SyncAlways, which clients with goroutines of their own wait
+	// for together (xstream-server uses no loop then). 0 or less gives
+	// each client its goroutine.
 	EventLoops int
 }
 
