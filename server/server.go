@@ -92,8 +92,12 @@ type Options struct {
 	// KEYS over many keys, ...) holds up the other clients of its loop,
 	// as in Redis; so does each sync of a change under
 	// xstream.SyncAlways, which clients with goroutines of their own wait
-	// for together (xstream-server uses no loop then). 0 or less gives
-	// each client its goroutine.
+	// for together (xstream-server uses no loop then). A loop's goroutine
+	// waits in epoll_wait outside the Go scheduler: where the clients are
+	// goroutines of the same process, or the process is busy with other
+	// goroutines, it waits for a processor after each wait and serves
+	// slower than goroutines (BenchmarkLoop). 0 or less gives each client
+	// its goroutine.
 	EventLoops int
 }
 
