@@ -238,7 +238,7 @@ func (l *loop) serveWoken(gen uint64) bool {
 // the loop.
 func (l *loop) serve(c *conn, gen uint64) bool {
 	lc := c.nc.(*loopConn)
-	lc.ready = true
+	lc.ready, lc.turn = true, 0
 	c.awake() // a push may have woken it
 	ended := c.serveRun()
 	if l.current() != gen { // c left the loop: serveRun ran it to its end
@@ -318,6 +318,7 @@ type loopConn struct {
 	// it holding mu.
 	fd     int
 	ready  bool        // epoll reported input since a read found the socket drained
+	turn   int         // bytes read in this turn of the loop (see turnBytes)
 	closed atomic.Bool // Close was called: reads and writes fail
 	laddr  net.Addr
 	raddr  net.Addr
@@ -331,10 +332,17 @@ type loopConn struct {
 	linger   *int
 }
 
+// turnBytes bounds what one turn of the loop reads from a client, so that
+// a client that never stops sending does not keep the loop from the
+// others: past it, the turn ends with the socket unread, and the
+// level-triggered epoll reports it again at once.
+const turnBytes = readChunk
+
 // Read reads what the socket holds, or returns errWouldBlock when it holds
 // nothing: at once, without a system call, after a read that did not
 // fill p, until the loop sees input again (the loop's epoll is
-// level-triggered, so input that came after that read is reported).
+// level-triggered, so input that came after that read is reported); and
+// also once the turn has read turnBytes.
 func (lc *loopConn) Read(p []byte) (int, error) {
 	if lc.real != nil {
 		return lc.real.Read(p)
@@ -342,7 +350,7 @@ func (lc *loopConn) Read(p []byte) (int, error) {
 	if lc.closed.Load() {
 		return 0, lc.opError("read", net.ErrClosed)
 	}
-	if !lc.ready {
+	if !lc.ready || lc.turn >= turnBytes {
 		return 0, errWouldBlock
 	}
 	for {
@@ -361,6 +369,7 @@ func (lc *loopConn) Read(p []byte) (int, error) {
 		if n < len(p) {
 			lc.ready = false
 		}
+		lc.turn += n
 		return n, nil
 	}
 }

@@ -250,17 +250,27 @@ func TestLoopNone(t *testing.T) {
 	}
 }
 
-// After a read that did not fill its buffer, Read returns errWouldBlock
-// without reading the socket until the loop reports input (ready), even
-// when input came in between; a read that fills the buffer reads again.
-func TestLoopConnReadSkipsDrainedSocket(t *testing.T) {
+// pairedLoopConn returns a loopConn, outside any loop, on one end of a
+// non-blocking socket pair, and the other end.
+func pairedLoopConn(t *testing.T) (*loopConn, int) {
+	t.Helper()
 	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_NONBLOCK|syscall.SOCK_CLOEXEC, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer syscall.Close(fds[0])
-	defer syscall.Close(fds[1])
-	lc := &loopConn{fd: fds[0], ready: true}
+	t.Cleanup(func() {
+		syscall.Close(fds[0])
+		syscall.Close(fds[1])
+	})
+	return &loopConn{fd: fds[0], ready: true}, fds[1]
+}
+
+// After a read that did not fill its buffer, Read returns errWouldBlock
+// without reading the socket until the loop reports input (ready), even
+// when input came in between; a read that fills the buffer reads again.
+func TestLoopConnReadSkipsDrainedSocket(t *testing.T) {
+	lc, peer := pairedLoopConn(t)
+	fds := [2]int{lc.fd, peer}
 	buf := make([]byte, 4)
 	syscall.Write(fds[1], []byte("abcdef"))
 	if n, err := lc.Read(buf); n != 4 || err != nil || string(buf) != "abcd" {
@@ -285,5 +295,43 @@ func TestLoopConnReadSkipsDrainedSocket(t *testing.T) {
 	lc.ready = true
 	if n, err := lc.Read(buf); n != 0 || err != io.EOF {
 		t.Fatalf("read at the end: %d %v, want EOF", n, err)
+	}
+}
+
+// A turn of the loop reads at most turnBytes from one client: then Read
+// returns errWouldBlock with input left, which the next turn reads.
+func TestLoopConnTurnBound(t *testing.T) {
+	lc, peer := pairedLoopConn(t)
+	fds := [2]int{lc.fd, peer}
+	in := bytes.Repeat([]byte("x"), turnBytes+10000)
+	for off := 0; off < len(in); {
+		n, err := syscall.Write(fds[1], in[off:])
+		if err != nil {
+			t.Fatal(err)
+		}
+		off += n
+	}
+	buf := make([]byte, 1000)
+	got := 0
+	for {
+		n, err := lc.Read(buf)
+		if err == errWouldBlock {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		got += n
+	}
+	if got < turnBytes || got >= len(in) {
+		t.Fatalf("one turn read %d bytes of %d; want %d up to less than all", got, len(in), turnBytes)
+	}
+	lc.ready, lc.turn = true, 0 // the next turn
+	for got < len(in) {
+		n, err := lc.Read(buf)
+		if err != nil {
+			t.Fatalf("the next turn, at %d of %d: %v", got, len(in), err)
+		}
+		got += n
 	}
 }
