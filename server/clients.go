@@ -150,6 +150,9 @@ func (c *conn) clientLine(b *strings.Builder) {
 
 // socketFD returns the file descriptor of nc's socket, or -1.
 func socketFD(nc net.Conn) int {
+	if lc, ok := nc.(interface{ sysFD() int }); ok {
+		return lc.sysFD()
+	}
 	sc, ok := nc.(syscall.Conn)
 	if !ok {
 		return -1
@@ -376,7 +379,7 @@ func (c *conn) kill(o *conn) {
 		c.quit = true
 		return
 	}
-	if tc, ok := o.nc.(*net.TCPConn); ok {
+	if tc, ok := o.nc.(lingerer); ok {
 		tc.SetLinger(0)
 	}
 	o.cancel()

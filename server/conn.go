@@ -210,7 +210,7 @@ func newConn(s *Server, nc net.Conn) *conn {
 // stopReading makes the reader see the end of input, so that the
 // connection ends after the commands already received.
 func (c *conn) stopReading() {
-	if tc, ok := c.nc.(*net.TCPConn); ok {
+	if tc, ok := c.nc.(interface{ CloseRead() error }); ok {
 		tc.CloseRead()
 		return
 	}
@@ -219,11 +219,28 @@ func (c *conn) stopReading() {
 
 func (c *conn) serve() {
 	c.setBusy(true)
-	defer c.setBusy(false)
+	c.begin()
+	c.serveRun()
+	c.end()
+}
+
+// begin makes the connection's reader and its queue of requests read
+// ahead while a command blocks.
+func (c *conn) begin() {
 	c.fr = newFrameReader(c.nc, frameLimits{max: c.srv.opts.MaxRequestBytes, maxArgs: c.srv.opts.MaxArgs})
 	c.ahead = newRequestQueue(min(c.srv.opts.MaxRequestBytes, maxQueueBytes))
+}
+
+// serveRun reads the client's commands, runs them in order and writes
+// their replies, until the connection ends (it returns true) or, on an
+// event loop, until its input is drained (false): the loop calls it again
+// when more comes (loop.go).
+func (c *conn) serveRun() bool {
 	for {
 		args, err := c.next()
+		if err == errWouldBlock {
+			return false
+		}
 		if err != nil {
 			if c.writeErr == nil && !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) && !isNetError(err) {
 				msg := err.Error()
@@ -241,7 +258,7 @@ func (c *conn) serve() {
 				c.err("ERR " + msg)
 			}
 			c.flush()
-			break
+			return true
 		}
 		c.srv.commands.Add(1)
 		c.run(args)
@@ -256,17 +273,22 @@ func (c *conn) serve() {
 		if c.quit {
 			c.srv.track.gone(c) // before the reply: a redirect to c is broken once QUIT is answered
 			c.flush()
-			break
+			return true
 		}
 		if c.writeErr != nil {
-			break
+			return true
 		}
 		if len(c.out) > flushBytes {
 			if c.flush() != nil {
-				break
+				return true
 			}
 		}
 	}
+}
+
+// end closes the connection once serveRun returned true.
+func (c *conn) end() {
+	c.setBusy(false)
 	c.nc.Close()
 	c.cancel()
 	c.releaseIn()
@@ -307,6 +329,9 @@ func (c *conn) next() ([][]byte, error) {
 		}
 		c.setBusy(false)
 		rerr := c.fill()
+		if rerr == errWouldBlock {
+			return nil, rerr // the loop serves c again when input comes
+		}
 		if c.awake() && errors.Is(rerr, os.ErrDeadlineExceeded) {
 			rerr = nil // interrupted for pushes
 		}
@@ -469,6 +494,7 @@ func owned(args [][]byte) request {
 // interrupts its read with a past deadline and waits for it, so the
 // reader has one user at a time.
 func (c *conn) watch() (stop func()) {
+	c.leaveLoop() // c waits on its own goroutine, the loop on another
 	// The replies of the commands before this one go out now, not after
 	// the wait, as Redis writes them before it blocks the client; their
 	// log first. The blocked command's DB stays noted for its own reply.

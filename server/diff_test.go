@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -29,6 +30,18 @@ var realAddr = os.Getenv("XSTREAM_REDIS_ADDR")
 var logTail = 60
 
 func TestMain(m *testing.M) {
+	// The servers of the tests serve their clients with one event loop,
+	// as xstream-server does by default, or with a goroutine each when
+	// XSTREAM_TEST_EVENT_LOOPS=0 (any other number: that many loops).
+	defaultEventLoops = 1
+	if v := os.Getenv("XSTREAM_TEST_EVENT_LOOPS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "XSTREAM_TEST_EVENT_LOOPS:", err)
+			os.Exit(2)
+		}
+		defaultEventLoops = n
+	}
 	var proc *exec.Cmd
 	if realAddr == "" && !isHelper() { // a server process of the crash tests needs none
 		if path, err := exec.LookPath("redis-server"); err == nil {

@@ -63,4 +63,10 @@
 // (up to a bound) so that the connection notices its client going away,
 // which ends the wait and leaves nothing behind. Requests are parsed by
 // github.com/tidwall/redcon.
+//
+// With Options.EventLoops (Linux), the connections are served by event
+// loops instead: a goroutine waits in epoll_wait on all the connections of
+// its loop and runs the commands of each that has input in turn, with the
+// same code; a connection about to block, or whose client does not take
+// its replies, moves to a goroutine of its own (see loop.go).
 package server

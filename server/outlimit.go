@@ -1,7 +1,6 @@
 package server
 
 import (
-	"net"
 	"strconv"
 	"strings"
 )
@@ -45,7 +44,7 @@ func (s *Server) closeForOutput(c *conn, class int, held int64) {
 	n := s.outputClosed.Add(1)
 	s.opts.Logger.Warn("xstream server: client closed for overcoming of output buffer limits",
 		"id", c.clientID, "addr", c.public.addr, "class", bufClasses[class], "queued_bytes", held, "disconnections", n)
-	if tc, ok := c.nc.(*net.TCPConn); ok {
+	if tc, ok := c.nc.(lingerer); ok {
 		tc.SetLinger(0)
 	}
 	c.cancel()

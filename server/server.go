@@ -81,6 +81,24 @@ type Options struct {
 	// loses about the last second, under always nothing. Without Dir it
 	// is ignored.
 	AppendFsync xstream.SyncPolicy
+	// EventLoops, when above 0, serves the TCP clients with that many
+	// event loops (Linux only; elsewhere it is ignored), each a goroutine
+	// that waits in epoll for all its clients at once and runs their
+	// commands in turn, as Redis's event loop does (loop.go): on a
+	// machine with few CPUs shared with the clients, unpipelined requests
+	// then cost fewer thread wake-ups. A command that blocks, or a client
+	// that does not read its replies as fast as they come, moves that
+	// client to a goroutine of its own, for good. A slow command (SAVE,
+	// KEYS over many keys, ...) holds up the other clients of its loop,
+	// as in Redis; so does each sync of a change under
+	// xstream.SyncAlways, which clients with goroutines of their own wait
+	// for together (xstream-server uses no loop then). A loop's goroutine
+	// waits in epoll_wait outside the Go scheduler: where the clients are
+	// goroutines of the same process, or the process is busy with other
+	// goroutines, it waits for a processor after each wait and serves
+	// slower than goroutines (BenchmarkLoop). 0 or less gives each client
+	// its goroutine.
+	EventLoops int
 }
 
 const numDBs = 16
@@ -120,6 +138,10 @@ type Server struct {
 	conns   map[*conn]struct{}
 	closing bool
 	wg      sync.WaitGroup
+	// loops are the event loops (Options.EventLoops) from Start on;
+	// nextLoop is where adopt puts the next client. Guarded by mu.
+	loops    []*loop
+	nextLoop int
 
 	nextID   atomic.Int64
 	commands atomic.Int64
@@ -178,6 +200,9 @@ func New(opts Options) *Server {
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
+	}
+	if opts.EventLoops == 0 {
+		opts.EventLoops = defaultEventLoops
 	}
 	s := &Server{opts: opts, conns: map[*conn]struct{}{}, durable: opts.Dir != "", nodeEntries: 100, nodeBytes: 4096, freed: make(chan struct{}, 1)}
 	// The DBs read the server's clock, which SetTime and FastForward move.
@@ -247,6 +272,7 @@ func (s *Server) startLocked(addr string) error {
 	}
 	s.fitMaxClients()
 	s.mu.Unlock()
+	s.startLoops()
 	s.wg.Add(3)
 	go s.acceptLoop(ln)
 	go s.memoryLoop()
@@ -379,18 +405,29 @@ func (s *Server) acceptLoop(ln net.Listener) {
 			s.logRefused()
 			continue
 		}
+		l, nc := s.adopt(nc)
 		c := newConn(s, nc)
 		s.conns[c] = struct{}{}
 		s.wg.Add(1)
+		if l != nil {
+			l.add(c)
+			s.mu.Unlock()
+			continue
+		}
 		s.mu.Unlock()
 		go func() {
-			defer s.wg.Done()
 			c.serve()
-			s.mu.Lock()
-			delete(s.conns, c)
-			s.mu.Unlock()
+			s.connEnded(c)
 		}()
 	}
+}
+
+// connEnded forgets c, whose connection ended.
+func (s *Server) connEnded(c *conn) {
+	s.mu.Lock()
+	delete(s.conns, c)
+	s.mu.Unlock()
+	s.wg.Done()
 }
 
 // Shutdown stops the server gracefully: it stops accepting connections
@@ -424,6 +461,7 @@ func (s *Server) shutdownLocked(ctx context.Context) error {
 	for c := range s.conns {
 		c.stopReading()
 	}
+	s.stopLoops()
 	s.mu.Unlock()
 	s.cancel()
 	done := make(chan struct{})
