@@ -433,8 +433,10 @@ func (c *conn) fill() error {
 		c.in = grown
 	}
 	c.fr.lim.unauth = !c.authed
+	c.publishIn()
 	n, err := c.fr.Read(c.in[len(c.in):cap(c.in)])
 	c.in = c.in[:len(c.in)+n]
+	c.publishIn()
 	c.partial = c.fr.midRequest()
 	return err
 }
@@ -633,6 +635,7 @@ func (c *conn) flush() error {
 	}
 	if c.writeErr == nil && len(c.out) > 0 {
 		if c.writeErr = c.logBarrier(); c.writeErr == nil {
+			c.publishOut(len(c.out))
 			_, c.writeErr = c.nc.Write(c.out)
 		}
 	}
@@ -643,6 +646,7 @@ func (c *conn) flush() error {
 	} else {
 		c.out = c.out[:0]
 	}
+	c.publishOut(0)
 	return c.writeErr
 }
 
