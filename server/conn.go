@@ -101,11 +101,10 @@ type conn struct {
 	unblockMu  sync.Mutex
 	unblock    context.CancelFunc
 	unblockErr bool
-	// unblockSwap: SWAPDB ended the read, which waits again (swapdb.go);
-	// unblockMovable: the read is one SWAPDB moves (XREAD).
-	unblockSwap, unblockMovable bool
-	replyOver                   bool
-	memOver                     bool // the reply would pass MaxClientsMemory
+	// unblockSwap: SWAPDB ended the read, which waits again (swapdb.go).
+	unblockSwap bool
+	replyOver   bool
+	memOver     bool // the reply would pass MaxClientsMemory
 
 	cmdStart int        // where in out the reply of the command in call starts
 	trk      trackState // CLIENT TRACKING and SUBSCRIBE (tracking.go)
