@@ -145,6 +145,7 @@ func (c *conn) configParams() [][2]string {
 		{"slowlog-log-slower-than", strconv.FormatInt(c.srv.slow.threshold.Load(), 10)},
 		{"slowlog-max-len", strconv.FormatInt(c.srv.slow.maxLen.Load(), 10)},
 		{"client-output-buffer-limit", c.srv.bufLimitsValue()},
+		{"active-expire-effort", strconv.FormatInt(c.srv.expireEffort.Load(), 10)},
 	}
 }
 
@@ -182,7 +183,8 @@ func configGet(c *conn, args [][]byte) {
 // changes are the ones the server has: stream-node-max-entries and
 // stream-node-max-bytes (the node size of every stream, see
 // xstream.DB.SetNodeSize), maxclients, slowlog-log-slower-than,
-// slowlog-max-len and client-output-buffer-limit (outlimit.go).
+// slowlog-max-len, active-expire-effort (expire_cycle.go) and
+// client-output-buffer-limit (outlimit.go).
 func configSet(c *conn, args [][]byte) {
 	if len(args)%2 != 0 {
 		c.err(errSyntax)
@@ -243,14 +245,18 @@ func configSet(c *conn, args [][]byte) {
 				fail("argument must be between " + strconv.FormatInt(least, 10) + " and 9223372036854775807 inclusive")
 				return
 			}
-		case "maxclients":
+		case "maxclients", "active-expire-effort":
 			v, err = strconv.ParseInt(string(args[i+1]), 10, 64)
 			if err != nil {
 				fail("argument couldn't be parsed into an integer")
 				return
 			}
-			if v < 1 || v > 4294967295 {
-				fail("argument must be between 1 and 4294967295 inclusive")
+			most := int64(4294967295)
+			if name == "active-expire-effort" {
+				most = 10
+			}
+			if v < 1 || v > most {
+				fail("argument must be between 1 and " + strconv.FormatInt(most, 10) + " inclusive")
 				return
 			}
 		default:
@@ -275,6 +281,8 @@ func configSet(c *conn, args [][]byte) {
 			s.nodeBytes, node = ch.v, true
 		case "maxclients":
 			s.opts.MaxClients = int(min(ch.v, 1<<31-1))
+		case "active-expire-effort":
+			s.expireEffort.Store(ch.v)
 		case "slowlog-log-slower-than":
 			s.slow.threshold.Store(ch.v)
 			s.startTicker()

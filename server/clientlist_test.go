@@ -173,3 +173,123 @@ func TestDiffClientList(t *testing.T) {
 	each("ne", "CLIENT", "NO-EVICT", "off")
 	list()
 }
+
+// fieldOf returns the integer field name of a CLIENT LIST or INFO line
+// (-1 when it is not there).
+func fieldOf(line, name string) int64 {
+	for _, f := range strings.Fields(line) {
+		if v, ok := strings.CutPrefix(f, name+"="); ok {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				return -1
+			}
+			return n
+		}
+	}
+	return -1
+}
+
+// A client's own CLIENT INFO gives Redis's figures of its query buffer
+// (the requests of the batch, the running one included), of the running
+// command's arguments and of the replies before it not yet written.
+func TestDiffClientInfoBuffers(t *testing.T) {
+	addrs := []string{redisWithT(t), RunT(t).Addr()}
+	var got [2][]string
+	for i, addr := range addrs {
+		c := dialWire(t, addr)
+		for _, batch := range [][][]string{
+			{{"CLIENT", "INFO"}},
+			{{"PING"}, {"CLIENT", "INFO"}},
+			{{"ECHO", strings.Repeat("e", 100)}, {"PING"}, {"CLIENT", "INFO"}},
+			{{"CLIENT", "LIST", "ID", "1", "2", "3", "4", "5", "6", "7", "8", "9"}},
+		} {
+			var req strings.Builder
+			for _, args := range batch {
+				req.WriteString(resp(args...))
+			}
+			if _, err := c.nc.Write([]byte(req.String())); err != nil { // one write: one batch on both
+				t.Fatal(err)
+			}
+			for range len(batch) - 1 {
+				c.reply(t)
+			}
+			line := string(c.reply(t))
+			var row []string
+			for _, f := range []string{"qbuf", "argv-mem", "obl", "oll", "omem"} {
+				row = append(row, f+"="+strconv.FormatInt(fieldOf(line, f), 10))
+			}
+			got[i] = append(got[i], strings.Join(row, " "))
+		}
+	}
+	for i := range got[0] {
+		if got[0][i] != got[1][i] {
+			t.Errorf("batch %d:\n  redis:   %s\n  xstream: %s", i, got[0][i], got[1][i])
+		}
+	}
+}
+
+// Another client's buffers: a partial request in its query buffer, pushes
+// queued for it while it is blocked, all counted in tot-mem.
+func TestClientListBuffers(t *testing.T) {
+	srv := RunT(t)
+	ctl := dialWire(t, srv.Addr())
+	line := func(id string) string {
+		t.Helper()
+		return string(ctl.do(t, "CLIENT", "LIST", "ID", id))
+	}
+	idOf := func(c *wireConn) string {
+		return strings.Trim(string(c.do(t, "CLIENT", "ID")), ":\r\n")
+	}
+	// waitFor asks for the line of id until ok holds: the client's
+	// goroutine publishes its state once its read returns or its command
+	// blocks (each CLIENT LIST is a round trip; no sleep).
+	waitFor := func(id string, ok func(l string) bool) string {
+		t.Helper()
+		for i := 0; ; i++ {
+			l := line(id)
+			if ok(l) {
+				return l
+			}
+			if i > 100000 {
+				t.Fatalf("never: %s", l)
+			}
+		}
+	}
+	totMem := func(l string) int64 {
+		return fieldOf(l, "qbuf") + fieldOf(l, "qbuf-free") + fieldOf(l, "rbs") + fieldOf(l, "omem") + fieldOf(l, "argv-mem") + fieldOf(l, "multi-mem")
+	}
+
+	part := dialWire(t, srv.Addr())
+	pid := idOf(part)
+	l := line(pid)
+	if fieldOf(l, "qbuf") != 0 || fieldOf(l, "obl") != 0 || fieldOf(l, "qbuf-free") <= 0 || fieldOf(l, "rbs") <= 0 || fieldOf(l, "tot-mem") != totMem(l) {
+		t.Fatalf("idle client: %s", l)
+	}
+	const partial = "*5\r\n$4\r\nXADD\r\n$1\r\nk\r\n$1\r\n*\r\n$1"
+	if _, err := part.nc.Write([]byte(partial)); err != nil {
+		t.Fatal(err)
+	}
+	l = waitFor(pid, func(l string) bool { return fieldOf(l, "qbuf") == int64(len(partial)) })
+	if fieldOf(l, "qbuf-free") <= 0 || fieldOf(l, "tot-mem") != totMem(l) {
+		t.Fatalf("partial request: %s", l)
+	}
+
+	// A RESP3 tracking client blocked in XREAD gets its invalidations
+	// when the block ends: meanwhile they are queued (oll, omem).
+	blk := dialWire(t, srv.Addr())
+	bid := idOf(blk)
+	blk.do(t, "HELLO", "3")
+	blk.do(t, "CLIENT", "TRACKING", "ON", "BCAST")
+	blk.send(t, "XREAD", "BLOCK", "0", "STREAMS", "never", "$")
+	before := waitFor(bid, func(l string) bool { return strings.Contains(l, " flags=btB ") })
+	if fieldOf(before, "oll") != 0 || fieldOf(before, "omem") != 0 {
+		t.Fatalf("blocked, nothing queued: %s", before)
+	}
+	ctl.do(t, "XADD", "a", "*", "f", "v")
+	ctl.do(t, "XADD", "b", "*", "f", "v")
+	after := line(bid)
+	if fieldOf(after, "oll") != 2 || fieldOf(after, "omem") <= 0 || fieldOf(after, "tot-mem") != totMem(after) ||
+		fieldOf(after, "tot-mem") != fieldOf(before, "tot-mem")+fieldOf(after, "omem") {
+		t.Fatalf("two invalidations queued:\n  before: %s\n  after:  %s", before, after)
+	}
+}

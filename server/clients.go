@@ -39,6 +39,61 @@ type clientPublic struct {
 	multiMem atomic.Int64  // their bytes
 	redir    atomic.Int64  // the tracking redirect, -1 when not tracking
 	fd       int           // the socket's descriptor, -1 if none; set once
+
+	// The owner's buffers as it last published them (publishIn,
+	// publishOut), for CLIENT LIST's qbuf, qbuf-free, rbs and obl.
+	qbuf, qbufFree, rbs, obl atomic.Int64
+}
+
+// bufFields are the fields of CLIENT LIST and CLIENT INFO that tell of a
+// client's buffers, as Redis 7.0's catClientInfoString defines them, in
+// this server's terms: qbuf is the input read and not yet dropped (Redis
+// keeps a batch's requests in its query buffer until it ran them all, the
+// running command's included) and qbufFree the buffer's room past it;
+// argvMem the bytes of the running command's arguments (0 for a client
+// that runs none); rbs the output buffer's capacity and obl the replies
+// in it not yet written; oll and omem the pushes queued for the client
+// (invalidations, MONITOR lines, messages) and their bytes, with the
+// pieces of a big reply held (Redis's reply list); totMem the sum of the
+// buffers: input and output capacity, omem, argvMem and multi-mem.
+type bufFields struct{ qbuf, qbufFree, argvMem, rbs, obl, oll, omem, totMem int64 }
+
+// publishIn publishes the use of the input buffer: fill calls it before
+// and after it reads. Two atomic stores.
+func (c *conn) publishIn() {
+	c.public.qbuf.Store(int64(len(c.in)))
+	c.public.qbufFree.Store(int64(cap(c.in) - len(c.in)))
+}
+
+// publishOut publishes that n bytes of replies wait to be written (flush
+// calls it before and after it writes) and the output buffer's size.
+func (c *conn) publishOut(n int) {
+	c.public.obl.Store(int64(n))
+	c.public.rbs.Store(int64(cap(c.out)))
+}
+
+// buffers returns c's bufFields. For its own command (self, whose
+// arguments are args) they are read from c's state; for another client,
+// as c last published them, with its queued pushes read under their
+// lock. O(len(args)).
+func (c *conn) buffers(self bool, args [][]byte) bufFields {
+	var f bufFields
+	p := &c.public
+	if self {
+		f.qbuf, f.qbufFree = int64(len(c.in)), int64(cap(c.in)-len(c.in))
+		for _, a := range args {
+			f.argvMem += int64(len(a))
+		}
+		f.rbs, f.obl, f.omem = int64(cap(c.out)), int64(len(c.out)), int64(c.held)
+	} else {
+		f.qbuf, f.qbufFree, f.rbs, f.obl = p.qbuf.Load(), p.qbufFree.Load(), p.rbs.Load(), p.obl.Load()
+	}
+	b := &c.pushes
+	b.mu.Lock()
+	f.oll, f.omem = f.oll+int64(len(b.items)), f.omem+b.bytes
+	b.mu.Unlock()
+	f.totMem = f.qbuf + f.qbufFree + f.rbs + f.omem + f.argvMem + p.multiMem.Load()
+	return f
 }
 
 // The flags of CLIENT LIST that publish sets, in the order Redis writes
@@ -114,10 +169,10 @@ func (p *clientPublic) changed(c *conn) {
 }
 
 // clientLine writes c's line of CLIENT LIST and CLIENT INFO: Redis 7.0's
-// fields in its order. The fields of input and output buffers are 0 but
-// for multi-mem (the bytes of the commands queued in MULTI), and tot-mem
-// is multi-mem; events is r.
-func (c *conn) clientLine(b *strings.Builder) {
+// fields in its order, those of the buffers as bufFields says (multi-mem:
+// the bytes of the commands queued in MULTI; rbp, the peak of the output
+// buffer, is 0); events is r. self and args are buffers'.
+func (c *conn) clientLine(b *strings.Builder, self bool, args [][]byte) {
 	p := &c.public
 	p.mu.Lock()
 	name, db, resp := p.name, p.db, p.resp
@@ -141,11 +196,12 @@ func (c *conn) clientLine(b *strings.Builder) {
 	if len(flags) == 0 {
 		flags = append(flags, 'N')
 	}
-	mm := p.multiMem.Load()
+	bf := c.buffers(self, args)
 	fmt.Fprintf(b, "id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=%s db=%d sub=%d psub=0 ssub=0 multi=%d "+
-		"qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=%d rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=%d events=r cmd=%s user=default redir=%d resp=%d\n",
+		"qbuf=%d qbuf-free=%d argv-mem=%d multi-mem=%d rbs=%d rbp=0 obl=%d oll=%d omem=%d tot-mem=%d events=r cmd=%s user=default redir=%d resp=%d\n",
 		c.clientID, p.addr, p.laddr, p.fd, name, (now-p.created)/1000, max(now-p.active.Load(), 0)/1000, flags, db,
-		p.sub.Load(), p.multi.Load(), mm, mm, cmd, p.redir.Load(), resp)
+		p.sub.Load(), p.multi.Load(), bf.qbuf, bf.qbufFree, bf.argvMem, p.multiMem.Load(), bf.rbs, bf.obl, bf.oll, bf.omem, bf.totMem,
+		cmd, p.redir.Load(), resp)
 }
 
 // socketFD returns the file descriptor of nc's socket, or -1.
@@ -169,7 +225,7 @@ func socketFD(nc net.Conn) int {
 func init() {
 	register("client|info", 2, func(c *conn, args [][]byte) {
 		var b strings.Builder
-		c.clientLine(&b)
+		c.clientLine(&b, true, args)
 		c.verbatim(b.String())
 	})
 	register("client|list", -2, clientList)
@@ -250,7 +306,7 @@ func clientList(c *conn, args [][]byte) {
 	var b strings.Builder
 	for _, o := range c.srv.clients() {
 		if (ids == nil || ids[o.clientID]) && (typ == "" || typ == o.kind()) {
-			o.clientLine(&b)
+			o.clientLine(&b, o == c, args)
 		}
 	}
 	c.verbatim(b.String())

@@ -101,11 +101,10 @@ type conn struct {
 	unblockMu  sync.Mutex
 	unblock    context.CancelFunc
 	unblockErr bool
-	// unblockSwap: SWAPDB ended the read, which waits again (swapdb.go);
-	// unblockMovable: the read is one SWAPDB moves (XREAD).
-	unblockSwap, unblockMovable bool
-	replyOver                   bool
-	memOver                     bool // the reply would pass MaxClientsMemory
+	// unblockSwap: SWAPDB ended the read, which waits again (swapdb.go).
+	unblockSwap bool
+	replyOver   bool
+	memOver     bool // the reply would pass MaxClientsMemory
 
 	cmdStart int        // where in out the reply of the command in call starts
 	trk      trackState // CLIENT TRACKING and SUBSCRIBE (tracking.go)
@@ -458,8 +457,10 @@ func (c *conn) fill() error {
 		c.in = grown
 	}
 	c.fr.lim.unauth = !c.authed
+	c.publishIn()
 	n, err := c.fr.Read(c.in[len(c.in):cap(c.in)])
 	c.in = c.in[:len(c.in)+n]
+	c.publishIn()
 	c.partial = c.fr.midRequest()
 	return err
 }
@@ -659,6 +660,7 @@ func (c *conn) flush() error {
 	}
 	if c.writeErr == nil && len(c.out) > 0 {
 		if c.writeErr = c.logBarrier(); c.writeErr == nil {
+			c.publishOut(len(c.out))
 			_, c.writeErr = c.nc.Write(c.out)
 		}
 	}
@@ -669,6 +671,7 @@ func (c *conn) flush() error {
 	} else {
 		c.out = c.out[:0]
 	}
+	c.publishOut(0)
 	return c.writeErr
 }
 

@@ -2,16 +2,46 @@ package server
 
 import "time"
 
-// The active expiry cycle: as Redis's (hz 10), every expireEvery each DB
-// is sampled expireSample keys with an expiry at a time, the expired ones
-// removed, and sampled again while more than a quarter of a sample had
-// expired, for at most expireBudget of each cycle. Keys nobody names go
-// this way.
+// The active expiry cycle: as Redis 7.0's slow cycle (hz 10), every
+// expireEvery each DB is sampled keys with an expiry, the expired ones
+// removed, and sampled again while more than an acceptable share of a
+// sample had expired, for at most a share of each cycle's time. With
+// Redis's active-expire-effort e (1 to 10, CONFIG SET; 1 by default) a
+// sample is 20 + 20/4*(e-1) keys, the acceptable share of expired keys
+// is 10-(e-1) percent (ACTIVE_EXPIRE_CYCLE_ACCEPTABLE_STALE less the
+// effort) and the time 25+2*(e-1) percent of the 100 ms between cycles.
+// Keys nobody names go this way.
 const (
-	expireEvery  = 100 * time.Millisecond
-	expireSample = 20
-	expireBudget = 25 * time.Millisecond
+	expireEvery = 100 * time.Millisecond
+	// defaultExpireEffort is Redis's default active-expire-effort.
+	defaultExpireEffort = 1
 )
+
+// expireParams are the cycle's settings for an active-expire-effort.
+type expireParams struct {
+	sample     int           // keys a sample looks at
+	stalePct   int           // repeat while more than this percent of a sample expired
+	timeBudget time.Duration // of each cycle
+}
+
+// expireParamsFor returns Redis 7.0's activeExpireCycle settings for the
+// effort (1 to 10).
+func expireParamsFor(effort int64) expireParams {
+	e := int(effort - 1)
+	return expireParams{
+		sample:     20 + 20/4*e,
+		stalePct:   10 - e,
+		timeBudget: time.Duration(25+2*e) * expireEvery / 100,
+	}
+}
+
+// again reports whether the cycle samples a DB again after a sample that
+// looked at sampled keys and found expired of them expired, as Redis's
+// loop condition: nothing sampled, or more than the acceptable percent
+// (in integers, as Redis computes it).
+func (p expireParams) again(expired, sampled int) bool {
+	return sampled == 0 || expired*100/sampled > p.stalePct
+}
 
 // expireLoop runs the active expiry cycle until the server stops. Start
 // runs it; Close waits for it.
@@ -26,7 +56,7 @@ func (s *Server) expireLoop() {
 		case <-t.C:
 			s.tickLRU() // Redis's cron refreshes its LRU clock as often
 			if !s.expirePaused.Load() {
-				s.expireCycle(time.Now().Add(expireBudget))
+				s.expireCycle(time.Now().Add(expireParamsFor(s.expireEffort.Load()).timeBudget))
 			}
 		}
 	}
@@ -37,6 +67,7 @@ func (s *Server) expireLoop() {
 // keys it removed. Each sample with keys kept that have time left moves
 // the DB's avg_ttl estimate (noteTTL).
 func (s *Server) expireCycle(deadline time.Time) int {
+	p := expireParamsFor(s.expireEffort.Load())
 	removed := 0
 	for i := range s.dbs {
 		db := s.db(i)
@@ -46,14 +77,14 @@ func (s *Server) expireCycle(deadline time.Time) int {
 			continue
 		}
 		for db.Expiring() > 0 {
-			x := db.SampleExpiry(s.now(), expireSample)
+			x := db.SampleExpiry(s.now(), p.sample)
 			s.track.invalidate(nil, x.Removed, true)
 			if x.TTLs > 0 {
 				t.noteTTL(x.TTLSum.Milliseconds() / int64(x.TTLs))
 			}
 			n := len(x.Removed)
 			removed += n
-			if n*4 <= x.Sampled || !time.Now().Before(deadline) {
+			if !p.again(n, x.Sampled) || !time.Now().Before(deadline) {
 				break
 			}
 		}

@@ -226,7 +226,7 @@ func (c *conn) runRead(r readCmd) (out []xstream.StreamEntries, dels [][]xstream
 			var cancel context.CancelFunc
 			ctx, cancel = context.WithCancel(c.ctx)
 			c.unblockMu.Lock()
-			c.unblock, c.unblockErr, c.unblockSwap, c.unblockMovable = cancel, false, false, !r.isGroup
+			c.unblock, c.unblockErr, c.unblockSwap = cancel, false, false
 			c.unblockMu.Unlock()
 			out, err = read(wait)
 			c.unblockMu.Lock()
@@ -242,6 +242,11 @@ func (c *conn) runRead(r readCmd) (out []xstream.StreamEntries, dels [][]xstream
 			// it waited for ("$" as it stood), and is served at once if
 			// they are there.
 			out, err = nil, nil
+			if r.isGroup {
+				if err = groupsMoved(c.mustDB(), r.pairs, r.group); err != nil {
+					break
+				}
+			}
 			r.pairs = resolveLast(db, r.pairs)
 			if wait != xstream.BlockForever {
 				if wait = time.Until(until); wait <= 0 {
@@ -252,6 +257,27 @@ func (c *conn) runRead(r readCmd) (out []xstream.StreamEntries, dels [][]xstream
 		stop()
 	}
 	return out, dels, err
+}
+
+// groupsMoved is what Redis 7.0 does, at a SWAPDB, to an XREADGROUP
+// blocked on the keys of pairs (key, ID, ...): each key was a stream of
+// the DB swapped out; one missing from db, the DB swapped in, ends the
+// read with ErrNoStream (Redis's UNBLOCKED), one without the group with
+// ErrNoGroup (NOGROUP). It returns nil when every key has the group: the
+// read then waits on them in db, served at once if they have entries
+// past the group's last delivered. The keys are looked at in order
+// (Redis's order is that of its table of blocked keys). O(k log n).
+func groupsMoved(db *xstream.DB, pairs []string, group string) error {
+	for i := 0; i < len(pairs); i += 2 {
+		s, ok := db.Lookup(pairs[i])
+		switch {
+		case !ok:
+			return xstream.ErrNoStream
+		case !hasGroup(s, group):
+			return xstream.ErrNoGroup
+		}
+	}
+	return nil
 }
 
 // resolveLast returns pairs (key, ID, ...) with each "$" replaced by the
@@ -270,8 +296,8 @@ func resolveLast(db *xstream.DB, pairs []string) []string {
 	return out
 }
 
-// swapWake ends c's blocked XREAD, if it waits on DB a or b, so that it
-// waits again on the DB SWAPDB put at its index. It reports whether it
+// swapWake ends c's blocked XREAD or XREADGROUP, if it waits on DB a or
+// b, so that it waits again on the DB SWAPDB put at its index. It reports whether it
 // did.
 func (c *conn) swapWake(a, b int) bool {
 	c.public.mu.Lock()
@@ -282,7 +308,7 @@ func (c *conn) swapWake(a, b int) bool {
 	}
 	c.unblockMu.Lock()
 	defer c.unblockMu.Unlock()
-	if c.unblock == nil || !c.unblockMovable {
+	if c.unblock == nil {
 		return false
 	}
 	c.unblockSwap = true

@@ -156,8 +156,10 @@ type Server struct {
 	slow   slowlog  // SLOWLOG (slowlog.go)
 	clock  clock    // moved by SetTime and FastForward
 	faults faults   // set by SetError, FailNext and FailCommand
-	// expirePaused stops the active expiry cycle (tests of lazy expiry).
+	// expirePaused stops the active expiry cycle (tests of lazy expiry);
+	// expireEffort is active-expire-effort (expire_cycle.go).
 	expirePaused atomic.Bool
+	expireEffort atomic.Int64
 
 	lru       atomic.Int64 // Redis's LRU clock, from the server's clock (idle.go)
 	accessAll accessTables // when each key was last accessed (idle.go)
@@ -219,6 +221,7 @@ func New(opts Options) *Server {
 	s.slow.init()
 	s.stats.init()
 	s.tickLRU()
+	s.expireEffort.Store(defaultExpireEffort)
 	s.bufLimits = defaultBufLimits
 	limits := s.bufLimits
 	s.outLimits.Store(&limits)

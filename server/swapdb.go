@@ -23,8 +23,11 @@ import (
 // (whose blocked clients stay with the DB index, and which looks at
 // their keys at the swap): on the keys of the DB now at the index it
 // selected, for entries after the IDs it waited for (a "$" as it stood),
-// served at once if they are there. A blocked XREADGROUP stays on the DB
-// it blocked in, now under the other index.
+// served at once if they are there. A blocked XREADGROUP too, by its
+// group in the DB swapped in: served at once by entries past the group's
+// last delivered there, else waiting there; when a key is not in that DB
+// it ends with UNBLOCKED, when the key has not the group with NOGROUP
+// (groupsMoved).
 
 const dbMapFile = "dbmap"
 
@@ -82,8 +85,8 @@ func (s *Server) swapDBs(a, b int) error {
 	x, y := s.dbs[a].Load(), s.dbs[b].Load()
 	s.dbs[a].Store(y)
 	s.dbs[b].Store(x)
-	// The XREADs blocked in either DB wait again in the DB now at their
-	// index (read_cmds.go).
+	// The XREADs and XREADGROUPs blocked in either DB wait again in the
+	// DB now at their index (read_cmds.go).
 	for c := range s.conns {
 		c.swapWake(a, b)
 	}

@@ -98,20 +98,7 @@ func TestSwapDBBadMap(t *testing.T) {
 // they are there, as Redis 7.0 serves it.
 func TestDiffSwapDBBlocked(t *testing.T) {
 	p := newPair(t)
-	blockers := []*wireConn{dialWire(t, realAddr), dialWire(t, p.srv.Addr())}
-	block := func(args ...string) {
-		for _, b := range blockers {
-			b.send(t, args...)
-		}
-		p.waitBlockedClients(1)
-	}
-	served := func() {
-		t.Helper()
-		want, got := blockers[0].reply(t), blockers[1].reply(t)
-		if string(want) != string(got) {
-			t.Fatalf("the blocked read's reply:\n  redis:   %q\n  xstream: %q", want, got)
-		}
-	}
+	block, served := swapBlockers(t, p)
 	p.script(`
 		XADD k 1-0 f old
 		SELECT 1
@@ -163,4 +150,99 @@ func TestDiffSwapDBBlocked(t *testing.T) {
 	block("XREAD", "BLOCK", "300", "STREAMS", "k", "$")
 	p.do("SWAPDB", "0", "1")
 	served()
+}
+
+// A blocked XREADGROUP at a SWAPDB, against Redis 7.0.15, which looks at
+// its key in the DB swapped in: with the group and entries past the
+// group's last delivered, served at once; with the group and none, it
+// waits there (not on the DB swapped out); without the group, NOGROUP;
+// without the key, UNBLOCKED. Its timeout runs on.
+func TestDiffSwapDBBlockedGroup(t *testing.T) {
+	p := newPair(t)
+	block, served := swapBlockers(t, p)
+	read := []string{"XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", "k", ">"}
+	// each starts a case: DB 0 has k with the group g at its end, DB 1
+	// what setup makes.
+	each := func(setup string) {
+		t.Helper()
+		p.do("FLUSHALL")
+		p.script(`
+			XADD k 1-0 f old
+			XGROUP CREATE k g $
+			SELECT 1
+			` + setup + `
+			SELECT 0`)
+	}
+	// The group there has an entry to deliver: served at the swap.
+	each(`XADD k 5-0 f new
+		XGROUP CREATE k g 0`)
+	block(read...)
+	p.do("SWAPDB", "0", "1")
+	served()
+
+	// Nothing to deliver there: it waits on the stream swapped in, and
+	// an entry of the one swapped out does not serve it.
+	each(`XADD k 5-0 f new
+		XGROUP CREATE k g $`)
+	block(read...)
+	p.do("SWAPDB", "0", "1")
+	p.waitBlockedClients(1)
+	p.script(`
+		SELECT 1
+		XADD k 6-0 f swapped-out
+		SELECT 0`)
+	p.waitBlockedClients(1)
+	p.do("XADD", "k", "7-0", "f", "swapped-in")
+	served()
+
+	// The key there has not the group: NOGROUP.
+	each(`XADD k 5-0 f new`)
+	block(read...)
+	p.do("SWAPDB", "0", "1")
+	served()
+
+	// No such key there: UNBLOCKED.
+	each(`XADD other 5-0 f new`)
+	block(read...)
+	p.do("SWAPDB", "1", "0")
+	served()
+
+	// Back and forth: it waits on its own stream again.
+	each(`XADD k 5-0 f new
+		XGROUP CREATE k g $`)
+	block(read...)
+	p.do("SWAPDB", "0", "1")
+	p.do("SWAPDB", "0", "1")
+	p.waitBlockedClients(1)
+	p.do("XADD", "k", "8-0", "f", "v")
+	served()
+
+	// A timeout runs on in the DB swapped in.
+	each(`XADD k 5-0 f new
+		XGROUP CREATE k g $`)
+	block("XREADGROUP", "GROUP", "g", "c", "BLOCK", "300", "STREAMS", "k", ">")
+	p.do("SWAPDB", "0", "1")
+	served()
+	p.do("XPENDING", "k", "g")
+}
+
+// swapBlockers returns, for the SWAPDB tests of p, block, which sends a
+// blocking read on a connection of each server and waits until it
+// blocks, and served, which compares the replies the reads get.
+func swapBlockers(t *testing.T, p *pair) (block func(args ...string), served func()) {
+	blockers := []*wireConn{dialWire(t, realAddr), dialWire(t, p.srv.Addr())}
+	block = func(args ...string) {
+		for _, b := range blockers {
+			b.send(t, args...)
+		}
+		p.waitBlockedClients(1)
+	}
+	served = func() {
+		t.Helper()
+		want, got := blockers[0].reply(t), blockers[1].reply(t)
+		if string(want) != string(got) {
+			t.Fatalf("the blocked read's reply:\n  redis:   %q\n  xstream: %q", want, got)
+		}
+	}
+	return block, served
 }
