@@ -296,12 +296,7 @@ func (b *Block) append(id ID, msd, seq uint64, same bool, fields []Field, size i
 	if !same {
 		p += binary.PutUvarint(d[p:], uint64(len(fields)))
 	}
-	for _, f := range fields {
-		if !same {
-			p += putStr(d[p:], f.Name)
-		}
-		p += putStr(d[p:], f.Value)
-	}
+	p += putFields(d[p:], fields, same)
 	b.data = b.data[:l+p]
 	b.last = id
 	b.live++

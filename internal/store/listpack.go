@@ -37,8 +37,17 @@ func lpBacklen(l int) int {
 	return 5
 }
 
-// lpIntSize is the size of an integer element of value v.
+// lpIntSize is the size of an integer element of value v. It is inlined:
+// the commonest values, 0 to 127, take two bytes.
 func lpIntSize(v int64) int {
+	if uint64(v) <= 127 {
+		return 2
+	}
+	return lpIntSizeWide(v)
+}
+
+// lpIntSizeWide is lpIntSize for any value.
+func lpIntSizeWide(v int64) int {
 	var l int
 	switch {
 	case v >= 0 && v <= 127:
