@@ -65,11 +65,13 @@ func (s *Stream) addBatch(args AddArgs, entries [][]Field, inDB bool, name strin
 		}
 		ids[i], last = id, id
 	}
-	for i, fields := range entries {
-		s.appendLocked(ids[i], fields)
-		if a.trims {
+	if a.trims {
+		for i, fields := range entries {
+			s.appendLocked(ids[i], fields)
 			s.trimLocked(&a.trim)
 		}
+	} else {
+		s.appendBatchLocked(ids, entries)
 	}
 	s.notifyLocked()
 	s.unlock()

@@ -10,7 +10,7 @@ import (
 
 // randomEntry returns fields drawn from a few name sets (among them
 // names of 4 to 17 bytes that differ from another set's in one byte only,
-// where appendSame compares words) and values of every form: empty, one
+// where appendRun compares words) and values of every form: empty, one
 // byte, 2 to 20 characters of the alphabet or with one byte out of it,
 // and, unless short, long ones.
 func randomEntry(r *rand.Rand, short bool) []Field {
@@ -79,12 +79,14 @@ func nextRandomID(r *rand.Rand, id ID) ID {
 	}
 }
 
-// TestAppendSameAsAny adds random entries under random limits to two
-// storages: one by Append, which takes appendSame's path when it can, the
-// other by appendAny only. After every entry (and the deletes between,
-// which may free the open block and reopen the last one with its exact
-// listpack size) the two must be equal in every field and every byte of
-// every block; the fast path must have taken most of the entries.
+// TestAppendSameAsAny adds random entries under random limits to three
+// storages: one by Append, which takes appendRun's path when it can, one
+// by AppendBatch in batches of random sizes, and one by appendAny only.
+// After every entry (and the deletes between, which may free the open
+// block and reopen the last one with its exact listpack size) the first
+// and the last must be equal in every field and every byte of every
+// block, and so must the batched one after each batch; appendRun must
+// have taken a good part of the entries.
 func TestAppendSameAsAny(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	fast, all := 0, 0
@@ -93,12 +95,19 @@ func TestAppendSameAsAny(t *testing.T) {
 		if r.IntN(2) == 0 {
 			limits = Limits{} // Redis's defaults
 		}
-		var got, want Blocks
+		var got, batched, want Blocks
 		got.SetLimits(limits)
+		batched.SetLimits(limits)
 		want.SetLimits(limits)
 		kinds := [][]Field{randomEntry(r, r.IntN(4) != 0), randomEntry(r, false), randomEntry(r, false)}
 		id := ID{1 + r.Uint64N(1<<40), r.Uint64N(100)}
 		var ids []ID
+		var batch [][]Field
+		flush := func() {
+			batched.AppendBatch(ids[len(ids)-len(batch):], batch)
+			batch = batch[:0]
+			require.Equal(t, want, batched, "round %d, batch up to %v", round, ids[len(ids)-1])
+		}
 		for range 1 + r.IntN(400) {
 			fields := kinds[0]
 			switch r.IntN(20) {
@@ -108,26 +117,34 @@ func TestAppendSameAsAny(t *testing.T) {
 				fields = randomEntry(r, false)
 			}
 			all++
-			if got.open != nil && got.appendSame(got.open, id, fields) {
+			one, fs := [1]ID{id}, [1][]Field{fields}
+			if got.open != nil && got.appendRun(got.open, one[:], fs[:]) == 1 {
 				fast++
 			} else {
 				got.appendAny(id, fields)
 			}
 			want.appendAny(id, fields)
 			ids = append(ids, id)
+			batch = append(batch, fields)
 			if r.IntN(30) == 0 {
+				flush()
 				del := ids[r.IntN(len(ids))]
-				require.Equal(t, want.Delete(del), got.Delete(del))
+				deleted := want.Delete(del)
+				require.Equal(t, deleted, got.Delete(del))
+				require.Equal(t, deleted, batched.Delete(del))
+			} else if r.IntN(10) == 0 {
+				flush()
 			}
 			require.Equal(t, want, got, "round %d, entry %v", round, id)
 			id = nextRandomID(r, id)
 		}
+		flush()
 		require.NoError(t, got.Check())
 	}
-	require.Greater(t, fast, all/10, "entries appendSame took, of %d", all)
+	require.Greater(t, fast, all/10, "entries appendRun took, of %d", all)
 }
 
-// TestAppendTakesSame shows that Append takes appendSame's path: a
+// TestAppendTakesSame shows that Append takes appendRun's path: a
 // storage filled by Append and one filled by appendAny are equal.
 func TestAppendTakesSame(t *testing.T) {
 	var got, want Blocks

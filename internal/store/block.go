@@ -296,7 +296,12 @@ func (b *Block) append(id ID, msd, seq uint64, same bool, fields []Field, size i
 	if !same {
 		p += binary.PutUvarint(d[p:], uint64(len(fields)))
 	}
-	p += putFields(d[p:], fields, same)
+	for _, f := range fields {
+		if !same {
+			p += putStr(d[p:], f.Name)
+		}
+		p += putStr(d[p:], f.Value)
+	}
 	b.data = b.data[:l+p]
 	b.last = id
 	b.live++

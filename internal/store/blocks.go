@@ -1,10 +1,8 @@
 package store
 
 import (
-	"encoding/binary"
 	"fmt"
 	"strings"
-	"unsafe"
 )
 
 // Blocks is the storage of one stream: its entries in blocks ordered by
@@ -111,91 +109,15 @@ func SameNames(names []string, fields []Field) bool { return sameNames(names, fi
 // LastID. It becomes the last ID. It reports whether the entry's field
 // names were those of OpenNames before the call. O(1) amortized.
 func (s *Blocks) Append(id ID, fields []Field) (sameAsOpen bool) {
-	if tail := s.open; tail != nil && s.appendSame(tail, id, fields) {
-		return true
+	if tail := s.open; tail != nil && !s.openLPExact {
+		var r run
+		s.startRun(&r, tail)
+		if r.put(id, fields) {
+			r.finish(id, id, 1)
+			return true
+		}
 	}
 	return s.appendAny(id, fields)
-}
-
-// appendSame is Append for the commonest entry, in one pass with nothing
-// computed twice: one with the open block tail's master names, an ID
-// that its offset table key and first byte say whole (see the layout in
-// block.go), values of at most shortMax bytes (putValues), and room for
-// the values' raw size in the block by every bound, with no need of the
-// block's exact listpack size. It stores the entry as appendAny would,
-// byte for byte and with the same bounds kept, and reports true; for any
-// other entry it reports false, having changed nothing.
-func (s *Blocks) appendSame(tail *Block, id ID, fields []Field) bool {
-	first := s.openFirst
-	msd := id.Ms - first.Ms
-	// The key and first byte as idKey and Block.append make them, and
-	// the size of the uvarint sequence that may follow.
-	key, h, extra := uint32(id.Seq-first.Seq), byte(FlagSame), 0
-	if msd != 0 {
-		if msd >= keyMax {
-			return false
-		}
-		key, h = 0x8000|uint32(msd), FlagSame|byte(min(id.Seq, vFollows))<<vShift
-		if id.Seq >= vFollows {
-			extra = uvarintLen(id.Seq)
-		}
-	} else if id.Seq-first.Seq >= keyMax {
-		return false
-	}
-	maxEntries, maxBytes := s.bounds()
-	names := s.openNames
-	if len(names) != len(fields) || len(tail.offs) >= maxEntries || s.openLPExact {
-		return false
-	}
-	rest := 1 // 1 + fieldsBound(true, fields)
-	for i := range fields {
-		// The names compared as sameNames does, but those of 4 to 16
-		// bytes (most names) in two loads of each, without a call.
-		a, b := fields[i].Name, names[i]
-		n := len(a)
-		if n != len(b) {
-			return false
-		}
-		pa, pb := unsafe.Pointer(unsafe.StringData(a)), unsafe.Pointer(unsafe.StringData(b))
-		switch {
-		case uint(n-8) <= 8:
-			if load64(pa, 0) != load64(pb, 0) || load64(pa, n-8) != load64(pb, n-8) {
-				return false
-			}
-		case uint(n-4) <= 3:
-			if load32(pa, 0) != load32(pb, 0) || load32(pa, n-4) != load32(pb, n-4) {
-				return false
-			}
-		default:
-			if a != b {
-				return false
-			}
-		}
-		l := len(fields[i].Value)
-		rest += 1 + l + l>>6
-	}
-	size := rest + extra
-	l, off := len(tail.data), len(tail.data)-int(tail.hdr)
-	if cap(tail.data)-l < size || off+size > BlockBytesCap || s.openBound+lpSlack+size+s.openNamesLen >= maxBytes {
-		return false
-	}
-	d := tail.data[l:cap(tail.data)]
-	q := 1
-	if extra != 0 {
-		q += binary.PutUvarint(d[1:], id.Seq)
-	}
-	p, ok := putValues(d[q:], fields)
-	if !ok {
-		return false
-	}
-	d[0] = h
-	tail.data = tail.data[:l+q+p]
-	tail.offs = append(tail.offs, key<<16|uint32(off))
-	tail.last = id
-	tail.live++
-	s.openBound += lpEntryBound(first, id, rest, true, len(fields))
-	s.appended(id)
-	return true
 }
 
 // appended counts an entry just stored with ID id.

@@ -68,42 +68,44 @@ func rawSize(n int) int {
 	return 1 + uvarintLen(uint64(n>>6)) + n
 }
 
-// putFields writes the strings of an entry's fields at the start of dst,
-// which has room for them (fieldsSize; fieldsBound is always enough):
-// each name but when same, then its value, each as putStr writes it. It
-// returns the size written.
-func putFields(dst []byte, fields []Field, same bool) int {
-	if same {
-		if p, ok := putValues(dst, fields); ok {
-			return p
-		}
-	}
-	p := 0
-	for _, f := range fields {
-		if !same {
-			p += putStr(dst[p:], f.Name)
-		}
-		p += putStr(dst[p:], f.Value)
-	}
-	return p
-}
-
 // putStr writes s in its stored form at the start of dst, which has room
 // for it (strSize; rawSize(len(s)) is always enough), and returns the size
-// written. It packs s on the way and writes it raw instead when a byte is
-// not in the alphabet: a string of at most shortMax bytes with its raw
-// size of room in dst as putValues does, a longer one, or one with less
-// room, four characters at a time.
+// written. It packs s on the way, four characters at a time, and writes it
+// raw instead when a byte is not in the alphabet.
 func putStr(dst []byte, s string) int {
 	n := len(s)
-	if n <= shortMax && len(dst) > n {
-		one := [1]Field{{Value: s}}
-		p, _ := putValues(dst, one[:])
-		return p
-	}
 	if uint(n-2) <= packMax-2 && len(dst) > (n+1)/2 {
-		if m, ok := putPackedLoop(dst, s); ok {
-			return m
+		// The loads and stores go through pointers, which spares the
+		// bounds checks of every character (a third of the cost): the
+		// loop conditions keep them inside s and dst[1:1+(n+1)/2].
+		m := (n + 1) / 2
+		sp, op := unsafe.Pointer(unsafe.StringData(s)), unsafe.Pointer(&dst[1])
+		var bad uint32 // a byte out of the alphabet sets a bit of 0x80808080
+		i := 0
+		for ; i+4 <= n; i += 4 {
+			x := binary.LittleEndian.Uint32(unsafe.Slice((*byte)(unsafe.Add(sp, i)), 4))
+			// A byte c is in the alphabet when c < 0x80, c + 0x55 >= 0x80
+			// (c >= '+') and c + 0x45 < 0x80 (c <= ':'); the sums of bytes
+			// below 0x80 do not carry into the next byte.
+			bad |= x | ^(x + 0x55555555) | (x + 0x45454545)
+			y := x & 0x0f0f0f0f
+			y |= y >> 4
+			binary.LittleEndian.PutUint16(unsafe.Slice((*byte)(unsafe.Add(op, i/2)), 2), uint16(y&0xff|y>>8&0xff00))
+		}
+		var or byte // a byte out of the alphabet sets a bit of 0xf0
+		for ; i < n; i++ {
+			c := *(*byte)(unsafe.Add(sp, i))
+			or |= c - packFirst
+			o := (*byte)(unsafe.Add(op, i/2))
+			if i&1 == 0 {
+				*o = c & 15
+			} else {
+				*o |= c << 4
+			}
+		}
+		if bad&0x80808080 == 0 && or < 16 {
+			dst[0] = strPacked | byte(n)
+			return 1 + m
 		}
 	}
 	if n < strLong {
@@ -115,78 +117,15 @@ func putStr(dst []byte, s string) int {
 	return k + copy(dst[k:k+n], s)
 }
 
-// shortMax is the longest value putValues takes.
-const shortMax = 16
+// Word operations on strings, for appendRun, which packs the values of
+// up to shortMax bytes that most entries have with no loop over their
+// bytes: it loads each as two words that overlap unless its length is a
+// power of two (its first and last 2, 4 or 8 bytes, so that no byte
+// outside the string is read), checks and packs them with notAlpha and
+// pack8, and stores the packed word, or the two words for the raw form.
 
-// putValues writes the values of fields (not their names) at the start
-// of dst, each as putStr writes it, and returns the size written, when
-// each value has at most shortMax bytes and dst has their raw sizes of
-// room (1 + len(v) each, as fieldsBound counts them); else it returns
-// false, having written garbage into dst. It calls nothing and takes no
-// loop but the one over the fields, so the fields of an entry of
-// short values (numbers, words) are written in one leaf function without
-// a look at each byte.
-//
-// Each value is loaded as two words that overlap unless its length is a
-// power of two (its first and last 2, 4 or 8 bytes: no byte outside the
-// string is read), checked and packed in a few word operations, and
-// written packed, or as the words themselves for the raw form, by stores
-// that stay inside its raw size. (A packed store may write past the
-// packed size, inside that room: the next value, or the next entry,
-// writes over those bytes.)
-func putValues(dst []byte, fields []Field) (int, bool) {
-	p := 0
-	for i := range fields {
-		s := fields[i].Value
-		n := len(s)
-		if n > shortMax || n >= len(dst)-p {
-			return 0, false
-		}
-		q := unsafe.Pointer(&dst[p]) // dst[p : p+1+n] is the room
-		sp := unsafe.Pointer(unsafe.StringData(s))
-		h := byte(n) // the raw form's first byte
-		switch {
-		case n >= 8:
-			a, b := load64(sp, 0), load64(sp, n-8)
-			if notAlpha(a)|notAlpha(b) == 0 {
-				// The nibbles of b are those of characters n-8 to
-				// n-1; where they overlap a's they are the same.
-				store64(q, 1, uint64(pack8(a))|uint64(pack8(b))<<(uint(n-8)*4&63))
-				h = strPacked | byte(n)
-			} else {
-				store64(q, 1, a)
-				store64(q, 1+n-8, b)
-			}
-		case n >= 4:
-			a, b := load32(sp, 0), load32(sp, n-4)
-			if notAlpha(uint64(a)|uint64(b)<<32) == 0 {
-				store32(q, 1, pack8(uint64(a)|uint64(b)<<(uint(n-4)*8&63)))
-				h = strPacked | byte(n)
-			} else {
-				store32(q, 1, a)
-				store32(q, 1+n-4, b)
-			}
-		case n >= 2:
-			a, b := load16(sp, 0), load16(sp, n-2)
-			if x := uint64(a) | uint64(b)<<16; notAlpha(x|x<<32) == 0 {
-				store16(q, 1, uint16(pack8(uint64(a)|uint64(b)<<(uint(n-2)*8&63))))
-				h = strPacked | byte(n)
-			} else {
-				store16(q, 1, a)
-				store16(q, 1+n-2, b)
-			}
-		case n == 1:
-			*(*byte)(unsafe.Add(q, 1)) = *(*byte)(sp)
-		}
-		*(*byte)(q) = h
-		if h&strPacked != 0 {
-			p += 1 + (n+1)/2
-		} else {
-			p += 1 + n
-		}
-	}
-	return p, true
-}
+// shortMax is the longest value appendRun takes.
+const shortMax = 16
 
 // notAlpha returns 0 when every byte of x is in the alphabet, else a word
 // with a bit of 0x8080808080808080 set. A byte c is in the alphabet when
@@ -232,44 +171,6 @@ func store32(p unsafe.Pointer, i int, x uint32) {
 
 func store16(p unsafe.Pointer, i int, x uint16) {
 	binary.LittleEndian.PutUint16((*[2]byte)(unsafe.Add(p, i))[:], x)
-}
-
-// putPackedLoop writes s, of 2 to packMax characters, packed into dst,
-// which has room for the packed form, four characters at a time, and
-// returns the size written; ok is false when a byte is not in the
-// alphabet (dst's bytes are then garbage up to the packed size).
-func putPackedLoop(dst []byte, s string) (size int, ok bool) {
-	n := len(s)
-	// The loads and stores go through pointers, which spares the
-	// bounds checks of every character (a third of the cost): the
-	// loop conditions keep them inside s and dst[1:1+(n+1)/2].
-	m := (n + 1) / 2
-	sp, op := unsafe.Pointer(unsafe.StringData(s)), unsafe.Pointer(&dst[1])
-	var bad uint32 // a byte out of the alphabet sets a bit of 0x80808080
-	i := 0
-	for ; i+4 <= n; i += 4 {
-		x := load32(sp, i)
-		bad |= x | ^(x + 0x55555555) | (x + 0x45454545) // as notAlpha
-		y := x & 0x0f0f0f0f
-		y |= y >> 4
-		binary.LittleEndian.PutUint16(unsafe.Slice((*byte)(unsafe.Add(op, i/2)), 2), uint16(y&0xff|y>>8&0xff00))
-	}
-	var or byte // a byte out of the alphabet sets a bit of 0xf0
-	for ; i < n; i++ {
-		c := *(*byte)(unsafe.Add(sp, i))
-		or |= c - packFirst
-		o := (*byte)(unsafe.Add(op, i/2))
-		if i&1 == 0 {
-			*o = c & 15
-		} else {
-			*o |= c << 4
-		}
-	}
-	if bad&0x80808080 != 0 || or >= 16 {
-		return 0, false
-	}
-	dst[0] = strPacked | byte(n)
-	return 1 + m, true
 }
 
 // AppendStr decodes the string stored at d[p] (written by this package),

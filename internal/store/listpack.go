@@ -37,13 +37,26 @@ func lpBacklen(l int) int {
 	return 5
 }
 
-// lpIntSize is the size of an integer element of value v. It is inlined:
-// the commonest values, 0 to 127, take two bytes.
+// lpIntSize is the size of an integer element of value v.
 func lpIntSize(v int64) int {
-	if uint64(v) <= 127 {
-		return 2
+	if n := lpIntSizeNear(v); n != 0 {
+		return n
 	}
 	return lpIntSizeWide(v)
+}
+
+// lpIntSizeNear is lpIntSize for v from -32768 to 32767, and 0 for the
+// others. It is inlined and calls nothing.
+func lpIntSizeNear(v int64) int {
+	switch {
+	case uint64(v) <= 127:
+		return 2
+	case uint64(v+4096) <= 8191:
+		return 3
+	case uint64(v+32768) <= 65535:
+		return 4
+	}
+	return 0
 }
 
 // lpIntSizeWide is lpIntSize for any value.

@@ -1,0 +1,222 @@
+package store
+
+import (
+	"encoding/binary"
+	"unsafe"
+)
+
+// The fast path of appends: a run of entries of the commonest kind stored
+// in one loop that calls nothing.
+
+// AppendBatch stores entries[i] with ID ids[i], in order, as that many
+// calls of Append would: the IDs increase and the first is greater than
+// every stored ID and than LastID. O(len(entries)) amortized; a run of
+// entries of the common kind (see appendRun) is stored in one loop.
+func (s *Blocks) AppendBatch(ids []ID, entries [][]Field) {
+	for i := 0; i < len(entries); {
+		if tail := s.open; tail != nil {
+			if k := s.appendRun(tail, ids[i:], entries[i:]); k > 0 {
+				i += k
+				continue
+			}
+		}
+		s.appendAny(ids[i], entries[i])
+		i++
+	}
+}
+
+// appendRun stores the longest prefix of entries (with IDs ids, as many)
+// that run.put takes, and returns its length.
+func (s *Blocks) appendRun(tail *Block, ids []ID, entries [][]Field) int {
+	if s.openLPExact {
+		return 0
+	}
+	var r run
+	s.startRun(&r, tail)
+	k := 0
+	for k < len(entries) && r.put(ids[k], entries[k]) {
+		k++
+	}
+	if k > 0 {
+		r.finish(ids[0], ids[k-1], k)
+	}
+	return k
+}
+
+// run holds what appendRun reads once for a run of entries (the open
+// block's first ID, the limits, its names, the element count Redis's
+// bound counts) and what it changes (the block's data and offset table,
+// and the bound of its listpack size) until it stores them back.
+type run struct {
+	s                    *Blocks
+	tail                 *Block
+	names                []string
+	first                ID
+	maxEntries, maxBytes int
+	counted, hdr         int
+	data                 []byte
+	offs                 []uint32
+	bound                int
+}
+
+// startRun starts r, a run on the open block tail, which is not exact
+// (openLPExact).
+func (s *Blocks) startRun(r *run, tail *Block) {
+	r.s, r.tail, r.names, r.first = s, tail, s.openNames, s.openFirst
+	maxEntries, maxBytes := s.bounds()
+	// Redis's bound on bytes counts the names of an entry with the master
+	// names though the block stores only its values (see appendAny).
+	r.maxEntries, r.maxBytes = maxEntries, maxBytes-lpSlack-s.openNamesLen
+	r.counted = lpIntSize(int64(len(s.openNames) + 3)) // lpEntryBound's count
+	r.hdr = int(tail.hdr)
+	r.data, r.offs, r.bound = tail.data, tail.offs, s.openBound
+}
+
+// finish stores back the run's changes, k entries from ID first to last.
+func (r *run) finish(first, last ID, k int) {
+	s, tail := r.s, r.tail
+	tail.data, tail.offs = r.data, r.offs
+	tail.last = last
+	tail.live += int32(k)
+	s.openBound = r.bound
+	if s.length == 0 {
+		s.firstID = first
+	}
+	s.length += int64(k)
+	s.lastID = last
+	s.entriesAdded += int64(k)
+}
+
+// put appends to the run an entry that has the block's master names, an
+// ID that its offset table key and first byte say (see the layout in
+// block.go) but for a uvarint sequence, values of at most shortMax bytes,
+// and room for the values' raw size in the block by every bound, with no
+// need of the block's exact listpack size. It stores it as appendAny
+// would, byte for byte and with the same bounds kept, and reports true;
+// for any other entry it reports false, having changed nothing.
+//
+// It calls nothing but on rare paths (names of fewer than 4 or more than
+// 16 bytes, a sequence difference to the block's first ID past 32767,
+// growing the offset table): it compares the names and packs the values
+// in word operations (see notAlpha).
+func (r *run) put(id ID, fields []Field) bool {
+	names, data := r.names, r.data
+	if len(fields) != len(names) || len(r.offs) >= r.maxEntries {
+		return false
+	}
+	// The key and first byte as idKey and Block.append make them, and
+	// the size of the uvarint sequence that may follow.
+	msd, seqd := id.Ms-r.first.Ms, id.Seq-r.first.Seq
+	key, h, extra := uint32(seqd), byte(FlagSame), 0
+	if msd != 0 {
+		if msd >= keyMax {
+			return false
+		}
+		key, h = 0x8000|uint32(msd), FlagSame|byte(min(id.Seq, vFollows))<<vShift
+		if id.Seq >= vFollows {
+			extra = uvarintLen(id.Seq)
+		}
+	} else if seqd >= keyMax {
+		return false
+	}
+	size := 1 + extra // 1 + idExtra + fieldsBound(true, fields)
+	for i := range fields {
+		// The names compared as sameNames does, those of 4 to 16 bytes
+		// in two loads of each.
+		a, b := fields[i].Name, names[i]
+		n := len(a)
+		if n != len(b) {
+			return false
+		}
+		pa, pb := unsafe.Pointer(unsafe.StringData(a)), unsafe.Pointer(unsafe.StringData(b))
+		switch {
+		case uint(n-8) <= 8:
+			if load64(pa, 0) != load64(pb, 0) || load64(pa, n-8) != load64(pb, n-8) {
+				return false
+			}
+		case uint(n-4) <= 3:
+			if load32(pa, 0) != load32(pb, 0) || load32(pa, n-4) != load32(pb, n-4) {
+				return false
+			}
+		default:
+			if a != b {
+				return false
+			}
+		}
+		v := len(fields[i].Value)
+		size += 1 + v + v>>6
+	}
+	l := len(data)
+	off := l - r.hdr
+	if cap(data)-l < size || off+size > BlockBytesCap || r.bound+size >= r.maxBytes {
+		return false
+	}
+	d := data[l : l+size]
+	p := 1
+	if extra != 0 {
+		p += binary.PutUvarint(d[1:], id.Seq)
+	}
+	// Each value of n bytes has its raw size, 1 + n, of room in d, and
+	// every store below stays inside it. A packed store may write past
+	// the packed size: the next value, or the next entry, writes over
+	// those bytes.
+	q := unsafe.Pointer(&d[0])
+	for i := range fields {
+		v := fields[i].Value
+		n := len(v)
+		if n > shortMax {
+			return false
+		}
+		sp, o := unsafe.Pointer(unsafe.StringData(v)), unsafe.Add(q, p)
+		packed := false
+		switch {
+		case n >= 8:
+			a, b := load64(sp, 0), load64(sp, n-8)
+			if packed = notAlpha(a)|notAlpha(b) == 0; packed {
+				// The nibbles of b are those of characters n-8 to n-1;
+				// where they overlap a's they are the same.
+				store64(o, 1, uint64(pack8(a))|uint64(pack8(b))<<(uint(n-8)*4&63))
+			} else {
+				store64(o, 1, a)
+				store64(o, 1+n-8, b)
+			}
+		case n >= 4:
+			a, b := load32(sp, 0), load32(sp, n-4)
+			if packed = notAlpha(uint64(a)|uint64(b)<<32) == 0; packed {
+				store32(o, 1, pack8(uint64(a)|uint64(b)<<(uint(n-4)*8&63)))
+			} else {
+				store32(o, 1, a)
+				store32(o, 1+n-4, b)
+			}
+		case n >= 2:
+			a, b := load16(sp, 0), load16(sp, n-2)
+			if x := uint64(a) | uint64(b)<<16; notAlpha(x|x<<32) == 0 {
+				packed = true
+				store16(o, 1, uint16(pack8(uint64(a)|uint64(b)<<(uint(n-2)*8&63))))
+			} else {
+				store16(o, 1, a)
+				store16(o, 1+n-2, b)
+			}
+		case n == 1:
+			*(*byte)(unsafe.Add(o, 1)) = *(*byte)(sp)
+		}
+		if packed {
+			*(*byte)(o) = strPacked | byte(n)
+			p += 1 + (n+1)/2
+		} else {
+			*(*byte)(o) = byte(n)
+			p += 1 + n
+		}
+	}
+	d[0] = h
+	r.data = data[:l+p]
+	r.offs = append(r.offs, key<<16|uint32(off))
+	// lpEntryBound(first, id, size-extra, true, len(fields)), its terms
+	// without a call: msd is below 32767.
+	ls := lpIntSizeNear(int64(seqd))
+	if ls == 0 {
+		ls = lpIntSizeWide(int64(seqd))
+	}
+	r.bound += 2*(size-extra) + lpIntSizeNear(int64(msd)) + ls + r.counted
+	return true
+}
