@@ -209,7 +209,7 @@ func (r *run) put(id ID, fields []Field) bool {
 		}
 	}
 	d[0] = h
-	r.data = data[:l+p]
+	r.data = r.data[:l+p] // the same array: no pointer is written
 	r.offs = append(r.offs, key<<16|uint32(off))
 	// lpEntryBound(first, id, size-extra, true, len(fields)), its terms
 	// without a call: msd is below 32767.
