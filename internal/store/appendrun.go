@@ -5,8 +5,8 @@ import (
 	"unsafe"
 )
 
-// The fast path of appends: a run of entries of the commonest kind stored
-// in one loop that calls nothing.
+// The fast path of appends: an entry of the commonest kind stored in one
+// pass that calls nothing (put), alone (Append) or in a run (AppendBatch).
 
 // AppendBatch stores entries[i] with ID ids[i], in order, as that many
 // calls of Append would: the IDs increase and the first is greater than
@@ -26,68 +26,16 @@ func (s *Blocks) AppendBatch(ids []ID, entries [][]Field) {
 }
 
 // appendRun stores the longest prefix of entries (with IDs ids, as many)
-// that run.put takes, and returns its length.
+// that put takes, and returns its length.
 func (s *Blocks) appendRun(tail *Block, ids []ID, entries [][]Field) int {
-	if s.openLPExact {
-		return 0
-	}
-	var r run
-	s.startRun(&r, tail)
 	k := 0
-	for k < len(entries) && r.put(ids[k], entries[k]) {
+	for k < len(entries) && s.put(tail, ids[k], entries[k]) {
 		k++
-	}
-	if k > 0 {
-		r.finish(ids[0], ids[k-1], k)
 	}
 	return k
 }
 
-// run holds what appendRun reads once for a run of entries (the open
-// block's first ID, the limits, its names, the element count Redis's
-// bound counts) and what it changes (the block's data and offset table,
-// and the bound of its listpack size) until it stores them back.
-type run struct {
-	s                    *Blocks
-	tail                 *Block
-	names                []string
-	first                ID
-	maxEntries, maxBytes int
-	counted, hdr         int
-	data                 []byte
-	offs                 []uint32
-	bound                int
-}
-
-// startRun starts r, a run on the open block tail, which is not exact
-// (openLPExact).
-func (s *Blocks) startRun(r *run, tail *Block) {
-	r.s, r.tail, r.names, r.first = s, tail, s.openNames, s.openFirst
-	maxEntries, maxBytes := s.bounds()
-	// Redis's bound on bytes counts the names of an entry with the master
-	// names though the block stores only its values (see appendAny).
-	r.maxEntries, r.maxBytes = maxEntries, maxBytes-lpSlack-s.openNamesLen
-	r.counted = lpIntSize(int64(len(s.openNames) + 3)) // lpEntryBound's count
-	r.hdr = int(tail.hdr)
-	r.data, r.offs, r.bound = tail.data, tail.offs, s.openBound
-}
-
-// finish stores back the run's changes, k entries from ID first to last.
-func (r *run) finish(first, last ID, k int) {
-	s, tail := r.s, r.tail
-	tail.data, tail.offs = r.data, r.offs
-	tail.last = last
-	tail.live += int32(k)
-	s.openBound = r.bound
-	if s.length == 0 {
-		s.firstID = first
-	}
-	s.length += int64(k)
-	s.lastID = last
-	s.entriesAdded += int64(k)
-}
-
-// put appends to the run an entry that has the block's master names, an
+// put appends to the open block tail an entry that has its master names, an
 // ID that its offset table key and first byte say (see the layout in
 // block.go) but for a uvarint sequence, values of at most shortMax bytes,
 // and room for the values' raw size in the block by every bound, with no
@@ -99,14 +47,16 @@ func (r *run) finish(first, last ID, k int) {
 // 16 bytes, a sequence difference to the block's first ID past 32767,
 // growing the offset table): it compares the names and packs the values
 // in word operations (see notAlpha).
-func (r *run) put(id ID, fields []Field) bool {
-	names, data := r.names, r.data
-	if len(fields) != len(names) || len(r.offs) >= r.maxEntries {
+func (s *Blocks) put(tail *Block, id ID, fields []Field) bool {
+	names, data := s.openNames, tail.data
+	maxEntries, maxBytes := s.bounds()
+	if len(fields) != len(names) || len(tail.offs) >= maxEntries || s.openLPExact {
 		return false
 	}
+	first := s.openFirst
 	// The key and first byte as idKey and Block.append make them, and
 	// the size of the uvarint sequence that may follow.
-	msd, seqd := id.Ms-r.first.Ms, id.Seq-r.first.Seq
+	msd, seqd := id.Ms-first.Ms, id.Seq-first.Seq
 	key, h, extra := uint32(seqd), byte(FlagSame), 0
 	if msd != 0 {
 		if msd >= keyMax {
@@ -147,8 +97,10 @@ func (r *run) put(id ID, fields []Field) bool {
 		size += 1 + v + v>>6
 	}
 	l := len(data)
-	off := l - r.hdr
-	if cap(data)-l < size || off+size > BlockBytesCap || r.bound+size >= r.maxBytes {
+	off := l - int(tail.hdr)
+	// Redis's bound on bytes counts the names of an entry with the master
+	// names though the block stores only its values (see appendAny).
+	if cap(data)-l < size || off+size > BlockBytesCap || s.openBound+lpSlack+size+s.openNamesLen >= maxBytes {
 		return false
 	}
 	d := data[l : l+size]
@@ -209,14 +161,22 @@ func (r *run) put(id ID, fields []Field) bool {
 		}
 	}
 	d[0] = h
-	r.data = r.data[:l+p] // the same array: no pointer is written
-	r.offs = append(r.offs, key<<16|uint32(off))
+	tail.data = tail.data[:l+p] // the same array: no pointer is written
+	tail.offs = append(tail.offs, key<<16|uint32(off))
+	tail.last = id
+	tail.live++
 	// lpEntryBound(first, id, size-extra, true, len(fields)), its terms
-	// without a call: msd is below 32767.
+	// without a call but for differences or element counts past 32767
+	// (msd is below it).
 	ls := lpIntSizeNear(int64(seqd))
 	if ls == 0 {
 		ls = lpIntSizeWide(int64(seqd))
 	}
-	r.bound += 2*(size-extra) + lpIntSizeNear(int64(msd)) + ls + r.counted
+	lc := lpIntSizeNear(int64(len(fields) + 3))
+	if lc == 0 {
+		lc = lpIntSizeWide(int64(len(fields) + 3))
+	}
+	s.openBound += 2*(size-extra) + lpIntSizeNear(int64(msd)) + ls + lc
+	s.appended(id)
 	return true
 }

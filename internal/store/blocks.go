@@ -109,13 +109,8 @@ func SameNames(names []string, fields []Field) bool { return sameNames(names, fi
 // LastID. It becomes the last ID. It reports whether the entry's field
 // names were those of OpenNames before the call. O(1) amortized.
 func (s *Blocks) Append(id ID, fields []Field) (sameAsOpen bool) {
-	if tail := s.open; tail != nil && !s.openLPExact {
-		var r run
-		s.startRun(&r, tail)
-		if r.put(id, fields) {
-			r.finish(id, id, 1)
-			return true
-		}
+	if tail := s.open; tail != nil && s.put(tail, id, fields) {
+		return true
 	}
 	return s.appendAny(id, fields)
 }
