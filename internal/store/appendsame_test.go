@@ -156,3 +156,45 @@ func TestAppendTakesSame(t *testing.T) {
 	}
 	require.Equal(t, want, got)
 }
+
+// TestPutEveryShortValue puts every byte at every position of values of
+// 0 to shortMax+1 bytes otherwise packable, each the value of an entry
+// with the master names, and stores it by Append (put's word packing)
+// and by appendAny: the two storages are equal byte for byte, and the
+// value reads back.
+func TestPutEveryShortValue(t *testing.T) {
+	var got, want Blocks
+	var vals []string
+	id := ID{1, 0}
+	add := func(v string) {
+		vals = append(vals, v)
+		fs := []Field{{"v", v}}
+		got.Append(id, fs)
+		want.appendAny(id, fs)
+		id.Seq++
+	}
+	add("0")
+	for n := 0; n <= shortMax+1; n++ {
+		for pos := range max(n, 1) {
+			for c := range 256 {
+				b := []byte(strings.Repeat("7", n))
+				if n > 0 {
+					b[pos] = byte(c)
+				}
+				add(string(b))
+			}
+		}
+	}
+	require.Equal(t, want, got)
+	require.NoError(t, got.Check())
+	k := 0
+	for bi := range got.NumBlocks() {
+		blk := got.Block(bi)
+		for i := range blk.Len() {
+			_, _, fields := decodeEntry(blk, []string{"v"}, i)
+			require.Equal(t, []Field{{"v", vals[k]}}, fields, "entry %d", k)
+			k++
+		}
+	}
+	require.Equal(t, len(vals), k)
+}

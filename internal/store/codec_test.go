@@ -83,9 +83,8 @@ func TestStrForms(t *testing.T) {
 }
 
 // TestPackAlphabet puts every byte at every position of strings of 2 to
-// 17 characters otherwise packable (every length putShort takes, and the
-// loop's first): the string is packed exactly when the byte is in the
-// alphabet ('+' to ':'), and it round-trips either way.
+// 17 characters otherwise packable: the string is packed exactly when the
+// byte is in the alphabet ('+' to ':'), and it round-trips either way.
 func TestPackAlphabet(t *testing.T) {
 	for n := 2; n <= shortMax+1; n++ {
 		for pos := range n {
