@@ -56,24 +56,49 @@ func (s *Stream) addBatch(args AddArgs, entries [][]Field, inDB bool, name strin
 		s.mu.Unlock()
 		return nil, errorf(ErrInvalidArgument, "a batch of %d entries is larger than one record of the log takes (%d bytes)", len(entries), s.log.j.maxRecord)
 	}
-	last := ID(s.st.LastID())
-	for i := range ids {
-		id, err := s.nextID(&a, args.ID, last)
-		if err != nil {
-			s.mu.Unlock()
-			return nil, err
-		}
-		ids[i], last = id, id
+	if err := s.batchIDs(&a, args.ID, ids); err != nil {
+		s.mu.Unlock()
+		return nil, err
 	}
-	for i, fields := range entries {
-		s.appendLocked(ids[i], fields)
-		if a.trims {
+	if a.trims {
+		for i, fields := range entries {
+			s.appendLocked(ids[i], fields)
 			s.trimLocked(&a.trim)
 		}
+	} else {
+		s.appendBatchLocked(ids, entries)
 	}
 	s.notifyLocked()
 	s.unlock()
 	return ids, nil
+}
+
+// batchIDs sets ids to the IDs of the entries of a batch added by a (raw
+// is the ID argument), as nextID gives them one after the other from the
+// stream's last ID; it fails as nextID does for the first it cannot
+// make. The caller holds the lock. For auto IDs, past the first, each is
+// the next of the one before, as the clock has not passed it.
+func (s *Stream) batchIDs(a *addSpec, raw string, ids []ID) error {
+	last := ID(s.st.LastID())
+	if a.explicit {
+		for i := range ids {
+			id, err := s.nextID(a, raw, last)
+			if err != nil {
+				return err
+			}
+			ids[i], last = id, id
+		}
+		return nil
+	}
+	id, ok := nextAutoID(a.nowMs, last)
+	for i := range ids {
+		if !ok {
+			return s.exhausted()
+		}
+		ids[i] = id
+		id, ok = id.Next()
+	}
+	return nil
 }
 
 // batchRecordBound bounds the size of the log record of a batch: each

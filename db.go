@@ -103,7 +103,7 @@ func (db *DB) Add(name string, args AddArgs, fields ...Field) (ID, error) {
 		if !ok {
 			break
 		}
-		if id, err := s.add(args, fields, true, name); err != errRemoved {
+		if id, err := s.add(&args, fields, true, name); err != errRemoved {
 			return id, err
 		}
 	}

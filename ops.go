@@ -48,6 +48,25 @@ func (s *Stream) appendLocked(id ID, fields []Field) {
 	s.st.Append(store.ID(id), storeFields(fields))
 }
 
+// appendBatchLocked stores entries[i] with ID ids[i], in order, as
+// appendLocked of each would; the IDs increase from above the stream's
+// last ID. In memory the storage takes them in one call.
+func (s *Stream) appendBatchLocked(ids []ID, entries [][]Field) {
+	if s.log != nil {
+		for i, fields := range entries {
+			s.appendLocked(ids[i], fields)
+		}
+		return
+	}
+	s.ctr.added += int64(len(entries))
+	s.st.AppendBatch(sids(ids), storeEntries(entries))
+}
+
+// storeEntries views entries as the storage's, as storeFields does.
+func storeEntries(entries [][]Field) [][]store.Field {
+	return unsafe.Slice((*[]store.Field)(unsafe.Pointer(unsafe.SliceData(entries))), len(entries))
+}
+
 func (s *Stream) appendLogged(id ID, fields []Field) {
 	last := ID(s.st.LastID())
 	same := s.st.Append(store.ID(id), storeFields(fields))

@@ -272,7 +272,7 @@ func TestRenameThenStaleLookup(t *testing.T) {
 	renamed, err := db.Rename("a", "b", false)
 	require.NoError(t, err)
 	require.True(t, renamed)
-	_, err = s.add(AddArgs{ID: "2-1"}, Fields("f", "v"), true, "a")
+	_, err = s.add(&AddArgs{ID: "2-1"}, Fields("f", "v"), true, "a")
 	require.ErrorIs(t, err, errRemoved)
 	_, err = s.addBatch(AddArgs{ID: "2-1"}, [][]Field{Fields("f", "v")}, true, "a")
 	require.ErrorIs(t, err, errRemoved)

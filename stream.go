@@ -187,7 +187,7 @@ type AddArgs struct {
 // the stream. Add is O(1) amortized, plus the trimming it does (and for
 // Idempotency.Auto the hash of the fields).
 func (s *Stream) Add(args AddArgs, fields ...Field) (ID, error) {
-	return s.add(args, fields, false, "")
+	return s.add(&args, fields, false, "")
 }
 
 // errRemoved tells DB.Add that its stream was removed or renamed after
@@ -203,12 +203,12 @@ func (s *Stream) goneLocked(inDB bool, name string) bool {
 
 // add is Add; inDB makes it fail with errRemoved, changing nothing, when
 // the stream is no longer called name in its DB (goneLocked).
-func (s *Stream) add(args AddArgs, fields []Field, inDB bool, name string) (ID, error) {
+func (s *Stream) add(args *AddArgs, fields []Field, inDB bool, name string) (ID, error) {
 	if len(fields) == 0 {
 		return ID{}, errorf(ErrNoFields, "Add was given no fields")
 	}
 	var a addSpec
-	if err := s.parseAdd(&args, &a); err != nil {
+	if err := s.parseAdd(args, &a); err != nil {
 		return ID{}, err
 	}
 	var idmp *idmpKey

@@ -109,6 +109,24 @@ func SameNames(names []string, fields []Field) bool { return sameNames(names, fi
 // LastID. It becomes the last ID. It reports whether the entry's field
 // names were those of OpenNames before the call. O(1) amortized.
 func (s *Blocks) Append(id ID, fields []Field) (sameAsOpen bool) {
+	if tail := s.open; tail != nil && s.put(tail, id, fields) {
+		return true
+	}
+	return s.appendAny(id, fields)
+}
+
+// appended counts an entry just stored with ID id.
+func (s *Blocks) appended(id ID) {
+	if s.length == 0 {
+		s.firstID = id
+	}
+	s.length++
+	s.lastID = id
+	s.entriesAdded++
+}
+
+// appendAny is Append for any entry.
+func (s *Blocks) appendAny(id ID, fields []Field) (sameAsOpen bool) {
 	tail := s.open
 	var msd, seq uint64
 	same := false
@@ -162,12 +180,7 @@ func (s *Blocks) Append(id ID, fields []Field) (sameAsOpen bool) {
 		s.openLP += lpEntrySize(s.openFirst, id, same, fields)
 	}
 	tail.append(id, msd, seq, same, fields, size)
-	if s.length == 0 {
-		s.firstID = id
-	}
-	s.length++
-	s.lastID = id
-	s.entriesAdded++
+	s.appended(id)
 	return sameAsOpen
 }
 

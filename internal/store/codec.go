@@ -117,6 +117,62 @@ func putStr(dst []byte, s string) int {
 	return k + copy(dst[k:k+n], s)
 }
 
+// Word operations on strings, for appendRun, which packs the values of
+// up to shortMax bytes that most entries have with no loop over their
+// bytes: it loads each as two words that overlap unless its length is a
+// power of two (its first and last 2, 4 or 8 bytes, so that no byte
+// outside the string is read), checks and packs them with notAlpha and
+// pack8, and stores the packed word, or the two words for the raw form.
+
+// shortMax is the longest value appendRun takes.
+const shortMax = 16
+
+// notAlpha returns 0 when every byte of x is in the alphabet, else a word
+// with a bit of 0x8080808080808080 set. A byte c is in the alphabet when
+// c < 0x80, c + 0x55 >= 0x80 (c >= '+') and c + 0x45 < 0x80 (c <= ':');
+// the sums of bytes below 0x80 do not carry into the next byte, and a
+// byte from 0x80 on is caught by the first test whatever it carries.
+func notAlpha(x uint64) uint64 {
+	return (x | ^(x + 0x5555555555555555) | (x + 0x4545454545454545)) & 0x8080808080808080
+}
+
+// pack8 returns the low nibbles of the eight bytes of x, two to a byte,
+// the first byte's in the lowest nibble.
+func pack8(x uint64) uint32 {
+	y := x & 0x0f0f0f0f0f0f0f0f
+	y = (y | y>>4) & 0x00ff00ff00ff00ff
+	y = (y | y>>8) & 0x0000ffff0000ffff
+	return uint32(y | y>>16)
+}
+
+// load64, load32 and load16 read the little-endian word at p+i, and
+// store64, store32 and store16 write one; the caller keeps them inside
+// the string or slice p points into.
+// (Through array pointers: unsafe.Slice would check the pointer.)
+func load64(p unsafe.Pointer, i int) uint64 {
+	return binary.LittleEndian.Uint64((*[8]byte)(unsafe.Add(p, i))[:])
+}
+
+func load32(p unsafe.Pointer, i int) uint32 {
+	return binary.LittleEndian.Uint32((*[4]byte)(unsafe.Add(p, i))[:])
+}
+
+func load16(p unsafe.Pointer, i int) uint16 {
+	return binary.LittleEndian.Uint16((*[2]byte)(unsafe.Add(p, i))[:])
+}
+
+func store64(p unsafe.Pointer, i int, x uint64) {
+	binary.LittleEndian.PutUint64((*[8]byte)(unsafe.Add(p, i))[:], x)
+}
+
+func store32(p unsafe.Pointer, i int, x uint32) {
+	binary.LittleEndian.PutUint32((*[4]byte)(unsafe.Add(p, i))[:], x)
+}
+
+func store16(p unsafe.Pointer, i int, x uint16) {
+	binary.LittleEndian.PutUint16((*[2]byte)(unsafe.Add(p, i))[:], x)
+}
+
 // AppendStr decodes the string stored at d[p] (written by this package),
 // appends it to dst and returns dst and the position after the string.
 func AppendStr(dst, d []byte, p int) ([]byte, int) {

@@ -83,10 +83,10 @@ func TestStrForms(t *testing.T) {
 }
 
 // TestPackAlphabet puts every byte at every position of strings of 2 to
-// 9 characters otherwise packable: the string is packed exactly when the
+// 17 characters otherwise packable: the string is packed exactly when the
 // byte is in the alphabet ('+' to ':'), and it round-trips either way.
 func TestPackAlphabet(t *testing.T) {
-	for n := 2; n <= 9; n++ {
+	for n := 2; n <= shortMax+1; n++ {
 		for pos := range n {
 			for c := range 256 {
 				b := []byte(strings.Repeat("7", n))
@@ -102,6 +102,34 @@ func TestPackAlphabet(t *testing.T) {
 				requireStrRoundTrip(t, s, size)
 			}
 		}
+	}
+}
+
+// TestPutStrRoom stores strings into exactly the room strSize says and
+// into exactly their raw size (what Block.append gives when it does not
+// grow the block), each capped there so that a write past it panics: both
+// write the same stored form.
+func TestPutStrRoom(t *testing.T) {
+	var strs []string
+	for n := range 70 {
+		for _, c := range []string{"7", "a", "-"} {
+			strs = append(strs, strings.Repeat(c, n))
+		}
+		if n > 0 {
+			strs = append(strs, strings.Repeat("9", n-1)+"x", "x"+strings.Repeat("1", n-1))
+		}
+	}
+	for _, s := range strs {
+		exact := strSize(s)
+		tight := make([]byte, exact)
+		require.Equal(t, exact, putStr(tight[:exact:exact], s), "%q in %d bytes", s, exact)
+		raw := rawSize(len(s))
+		roomy := make([]byte, raw)
+		require.Equal(t, exact, putStr(roomy[:raw:raw], s), "%q in %d bytes", s, raw)
+		require.Equal(t, tight, roomy[:exact], "%q", s)
+		got, end := AppendStr(nil, tight, 0)
+		require.Equal(t, s, string(got))
+		require.Equal(t, exact, end)
 	}
 }
 

@@ -39,6 +39,28 @@ func lpBacklen(l int) int {
 
 // lpIntSize is the size of an integer element of value v.
 func lpIntSize(v int64) int {
+	if n := lpIntSizeNear(v); n != 0 {
+		return n
+	}
+	return lpIntSizeWide(v)
+}
+
+// lpIntSizeNear is lpIntSize for v from -32768 to 32767, and 0 for the
+// others. It is inlined and calls nothing.
+func lpIntSizeNear(v int64) int {
+	switch {
+	case uint64(v) <= 127:
+		return 2
+	case uint64(v+4096) <= 8191:
+		return 3
+	case uint64(v+32768) <= 65535:
+		return 4
+	}
+	return 0
+}
+
+// lpIntSizeWide is lpIntSize for any value.
+func lpIntSizeWide(v int64) int {
 	var l int
 	switch {
 	case v >= 0 && v <= 127:
