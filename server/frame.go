@@ -218,6 +218,10 @@ func (f *frameScan) step(buf []byte, i int, lim *frameLimits) (int, error) {
 	case stStart:
 		f.size, f.empty, f.first, f.nline, f.cr = 0, false, buf[i], 0, false
 		if buf[i] == '*' {
+			if n := wholeArray(buf[i:], lim); n > 0 {
+				f.size = n
+				return i + n, nil // the request's steps in one
+			}
 			f.state = stArray
 			i++
 		} else {
@@ -331,4 +335,60 @@ func (f *frameScan) headerError() error {
 		return errMultibulkLength
 	}
 	return errBulkLength
+}
+
+// frameFast turns wholeArray on; tests turn it off to compare.
+var frameFast = true
+
+// wholeArray returns the length of the RESP array request at the start of
+// buf when all of it is in buf and the steps of frameScan would take it
+// without an error, with at least one argument; otherwise 0, and the
+// steps scan it one header or payload at a time. It is those steps in one
+// pass, for the common case of a request that came in one read: each of
+// its tests is at least as strict as theirs. O(arguments).
+func wholeArray(buf []byte, lim *frameLimits) int {
+	if !frameFast {
+		return 0
+	}
+	count, i := headerValue(buf, 1)
+	if i == 0 || count < 1 || count > maxMultibulkLen || count > int64(lim.maxArgs) || lim.unauth && count > maxUnauthArgs {
+		return 0
+	}
+	for range count {
+		if i >= len(buf) || buf[i] != '$' {
+			return 0
+		}
+		var v int64
+		if v, i = headerValue(buf, i); i == 0 || v < 0 || v > maxBulkLen || lim.unauth && v > maxUnauthBulk {
+			return 0
+		}
+		if i += int(v) + 2; i > len(buf) || i > lim.max {
+			return 0
+		}
+	}
+	return i
+}
+
+// headerValue parses the header line of buf that starts at from (after a
+// '*', or at a '$', which it skips) and returns its value and where the
+// line ends, past its LF; 0 for the end when the line is not whole in buf,
+// longer than maxHeaderLine, not ended by CR LF or not a number.
+func headerValue(buf []byte, from int) (int64, int) {
+	lim := min(len(buf), from+maxHeaderLine+1)
+	if from >= lim {
+		return 0, 0
+	}
+	j := bytes.IndexByte(buf[from:lim], '\n')
+	if j < 1 || buf[from+j-1] != '\r' {
+		return 0, 0
+	}
+	digits := buf[from : from+j-1]
+	if buf[from] == '$' {
+		digits = digits[1:]
+	}
+	v, ok := parseLL(digits)
+	if !ok {
+		return 0, 0
+	}
+	return v, from + j + 1
 }

@@ -3,8 +3,10 @@ package server
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -244,5 +246,71 @@ func BenchmarkFrameRead(b *testing.B) {
 				break
 			}
 		}
+	}
+}
+
+// frameEnds scans in from the start with frameScan's steps and returns,
+// for each request that ends, where it ends and the scan there, then where
+// the scan stopped, with its error.
+func frameEnds(in []byte, lim frameLimits) []string {
+	var out []string
+	var s frameScan
+	for i := 0; i < len(in); {
+		var err error
+		if i, err = s.step(in, i, &lim); err != nil {
+			return append(out, fmt.Sprintf("error at %d: %v", i, err))
+		}
+		if s.state == stStart {
+			s.line = [maxHeaderLine]byte{} // bytes of a cut line, past nline
+			out = append(out, fmt.Sprintf("end %d: %+v", i, s))
+		}
+	}
+	s.line = [maxHeaderLine]byte{}
+	return append(out, fmt.Sprintf("stop: %+v", s))
+}
+
+// The scan of a whole request in one pass (wholeArray) ends requests where
+// the steps one header or payload at a time end them, with the same
+// errors, under every limit.
+func FuzzFrameWholeArray(f *testing.F) {
+	for _, seed := range []string{
+		"*3\r\n$4\r\nXADD\r\n$1\r\nk\r\n$1\r\n*\r\n",
+		"*1\r\n$4\r\nPING\r\n*1\r\n$4\r\nPI",
+		"*0\r\n*-1\r\n*2\r\n$3\r\nGET\r\n$0\r\n\r\n",
+		"*2\r\n$-1\r\n$1\r\nx\r\n", "*2\r\n$01\r\nx\r\n", "*1\r\n$1x\r\nx\r\n",
+		"*1\r\n$3\nabc\r\n", "*1\n$3\r\nabc\r\n", "*11\r\n", "*1\r\n$17000\r\n",
+		"*1\r\n$00000000000000000000000000000003\r\nabc\r\n",
+		"*1\r\n$0000000000000000000000000000003\r\nabc\r\n",
+		"PING\r\n*1\r\n$4\r\nPING\r\n", "*1\r\n+4\r\nPING\r\n", "*2147483648\r\n",
+	} {
+		f.Add([]byte(seed), uint16(1<<10), uint8(20), false)
+		f.Add([]byte(seed), uint16(12), uint8(2), true)
+	}
+	for _, n := range []int{maxUnauthBulk, maxUnauthBulk + 1} { // the bulk limit before AUTH
+		big := fmt.Sprintf("*1\r\n$%d\r\n%s\r\n", n, strings.Repeat("x", n))
+		f.Add([]byte(big), uint16(1<<15), uint8(1), true)
+		f.Add([]byte(big), uint16(n+8), uint8(1), false) // the request limit
+	}
+	f.Fuzz(func(t *testing.T, in []byte, max uint16, args uint8, unauth bool) {
+		lim := frameLimits{max: int(max), maxArgs: int(args), unauth: unauth}
+		fast := frameEnds(in, lim)
+		frameFast = false
+		defer func() { frameFast = true }()
+		if slow := frameEnds(in, lim); !slices.Equal(fast, slow) {
+			t.Fatalf("%q with %+v:\n whole: %q\n steps: %q", in, lim, fast, slow)
+		}
+	})
+}
+
+// A request that came in one read is scanned in one step.
+func TestFrameWholeArrayOneStep(t *testing.T) {
+	in := []byte("*3\r\n$4\r\nXADD\r\n$1\r\nk\r\n$2\r\n**\r\n")
+	lim := frameLimits{max: 1 << 20, maxArgs: 1 << 20}
+	var s frameScan
+	if i, err := s.step(in, 0, &lim); i != len(in) || err != nil || s.state != stStart || s.size != len(in) {
+		t.Fatalf("one step: %d %v %+v", i, err, s)
+	}
+	if n := wholeArray(in[:len(in)-1], &lim); n != 0 {
+		t.Fatalf("a cut request: %d", n)
 	}
 }
