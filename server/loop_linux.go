@@ -212,7 +212,10 @@ func (l *loop) current() uint64 {
 }
 
 // serveWoken empties the pipe and serves the connections woken. It
-// returns false when this goroutine no longer runs the loop.
+// returns false when this goroutine no longer runs the loop. It takes the
+// connections out of l.woken one at a time, so that those it has not
+// served when one leaves the loop are left there for the goroutine that
+// runs the loop next (handOff): epoll may report nothing for them.
 func (l *loop) serveWoken(gen uint64) bool {
 	var b [64]byte
 	for {
@@ -221,10 +224,18 @@ func (l *loop) serveWoken(gen uint64) bool {
 		}
 	}
 	l.mu.Lock()
-	woken := l.woken
-	l.woken, l.signaled = nil, false
+	n := len(l.woken) // those woken later signal again
+	l.signaled = false
 	l.mu.Unlock()
-	for _, c := range woken {
+	for range n {
+		l.mu.Lock()
+		c := l.woken[0] // only the goroutine running the loop takes them
+		l.woken[0] = nil
+		l.woken = l.woken[1:]
+		if len(l.woken) == 0 {
+			l.woken = nil
+		}
+		l.mu.Unlock()
 		if l.connOf(c.nc.(*loopConn).sysFD()) == c && !l.serve(c, gen) {
 			return false
 		}
@@ -278,6 +289,9 @@ func (l *loop) handOff(lc *loopConn) {
 	l.mu.Lock()
 	l.gen++
 	gen := l.gen
+	if len(l.woken) > 0 { // the rest of a batch of serveWoken
+		l.signalLocked()
+	}
 	l.mu.Unlock()
 	l.srv.wg.Add(1) // c's count keeps it above 0: no Wait has returned
 	go l.run(gen)

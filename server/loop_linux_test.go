@@ -335,3 +335,83 @@ func TestLoopConnTurnBound(t *testing.T) {
 		got += n
 	}
 }
+
+// connOfLoop returns srv's connection of client id, failing the test
+// unless it is served by loop l.
+func connOfLoop(t *testing.T, srv *Server, id int64, l *loop) *conn {
+	t.Helper()
+	c := srv.clientByID(id)
+	if c == nil {
+		t.Fatalf("no client %d", id)
+	}
+	if lc, ok := c.nc.(*loopConn); !ok || lc.l != l {
+		t.Fatalf("client %d is not in the loop", id)
+	}
+	return c
+}
+
+// Two clients woken while their loop is busy are served in one batch:
+// when the first leaves the loop during its turn (its MONITOR line does
+// not fit its socket), the second is still served by the goroutine that
+// goes on with the loop. The loop is held up in a CLIENT LIST of a third
+// client, waiting for the server's lock the test holds; the MONITOR line
+// comes from a client of a second loop. (The second client's wake-up, a
+// CLIENT KILL's close, was lost: it stayed connected.)
+func TestLoopWokenBatchHandOff(t *testing.T) {
+	srv := startT(t, New(Options{EventLoops: 2}))
+	l0 := srv.loops[0]
+	var raws [5]*rawConn // on loops 0, 1, 0, 1, 0: round robin
+	var ids [5]int64
+	for i := range raws {
+		raws[i] = dialRaw(t, srv.Addr())
+		ids[i] = raws[i].do(t, "CLIENT", "ID").n
+	}
+	mon, pub, victim, busy := raws[0], raws[1], raws[2], raws[4]
+	mon.nc.(*net.TCPConn).SetReadBuffer(4096)
+	if got := mon.do(t, "MONITOR"); got.s != "OK" {
+		t.Fatalf("MONITOR: %+v", got)
+	}
+	connOfLoop(t, srv, ids[0], l0)
+	victimC := connOfLoop(t, srv, ids[2], l0)
+	busyC := connOfLoop(t, srv, ids[4], l0)
+	connOfLoop(t, srv, ids[1], srv.loops[1])
+	woken := func() int {
+		l0.mu.Lock()
+		defer l0.mu.Unlock()
+		return len(l0.woken)
+	}
+
+	srv.mu.Lock()
+	locked := true
+	defer func() {
+		if locked {
+			srv.mu.Unlock()
+		}
+	}()
+	if err := busy.send([][]string{{"CLIENT", "LIST"}}); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, "the CLIENT LIST never started", func() bool {
+		cmd := busyC.public.cmd.Load()
+		return cmd != nil && cmd.name == "client|list"
+	})
+	// 16 MB: more than the monitor's socket takes.
+	if err := pub.send([][]string{{"XADD", "s", "*", "f", strings.Repeat("m", 16<<20)}}); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, "the MONITOR line never woke the loop", func() bool { return woken() == 1 })
+	victimC.nc.Close() // what CLIENT KILL does
+	if n := woken(); n != 2 {
+		t.Fatalf("%d clients woken, want 2", n)
+	}
+	srv.mu.Unlock()
+	locked = false
+
+	victim.nc.SetDeadline(time.Now().Add(time.Minute))
+	if _, err := victim.rd.ReadByte(); err != io.EOF {
+		t.Fatalf("the closed client read: %v, want EOF", err)
+	}
+	if r, err := busy.read(); err != nil || r.kind != '$' {
+		t.Fatalf("CLIENT LIST: %+v, %v", r, err)
+	}
+}
