@@ -424,12 +424,14 @@ func (lc *loopConn) opError(op string, err error) error {
 // move makes real, a connection of the Go runtime's poller on the socket,
 // and closes fd; a deadline, linger or Close set before apply to real.
 // When real cannot be made (no descriptors), the connection is closed.
+// It holds mu from before it closes fd, so that no other goroutine uses
+// the number once closed (another socket may get it at once).
 func (lc *loopConn) move() {
+	lc.mu.Lock()
+	defer lc.mu.Unlock()
 	f := os.NewFile(uintptr(lc.fd), "")
 	real, err := net.FileConn(f) // a duplicate of fd
 	f.Close()
-	lc.mu.Lock()
-	defer lc.mu.Unlock()
 	lc.fd = -1
 	if err != nil {
 		lc.l.srv.opts.Logger.Warn("xstream server: client closed, it could not leave the event loop", "err", err)

@@ -415,3 +415,55 @@ func TestLoopWokenBatchHandOff(t *testing.T) {
 		t.Fatalf("CLIENT LIST: %+v, %v", r, err)
 	}
 }
+
+// A client leaving the loop closes its descriptor holding its loopConn's
+// lock: another goroutine holding it (CLIENT KILL's close, a push's
+// deadline, Shutdown's CloseRead, all of which use the number) never sees
+// the number of a closed descriptor, which another socket may have got.
+// The test holds the lock while the client blocks (and leaves the loop),
+// until the leaving waits for the lock, and then looks at the descriptor.
+func TestLoopLeaveClosesUnderLock(t *testing.T) {
+	srv := startT(t, New(Options{EventLoops: 1}))
+	a := dialRaw(t, srv.Addr())
+	id := a.do(t, "CLIENT", "ID").n
+	a.do(t, "XADD", "s", "1-1", "f", "v")
+	lc := connOfLoop(t, srv, id, srv.loops[0]).nc.(*loopConn)
+	lc.mu.Lock()
+	locked := true
+	defer func() {
+		if locked {
+			lc.mu.Unlock()
+		}
+	}()
+	if err := a.send([][]string{{"XREAD", "BLOCK", "0", "STREAMS", "s", "$"}}); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 1<<20)
+	waitUntil(t, "the client never started leaving the loop", func() bool {
+		st := string(buf[:runtime.Stack(buf, true)])
+		for _, g := range strings.Split(st, "\n\n") {
+			if strings.Contains(g, "(*loopConn).move") && strings.Contains(g, "sync.(*Mutex).Lock") {
+				return true
+			}
+		}
+		return false
+	})
+	fd := lc.fd
+	if fd < 0 {
+		t.Fatal("the descriptor is gone while the test holds the lock")
+	}
+	if _, _, e := syscall.Syscall(syscall.SYS_FCNTL, uintptr(fd), syscall.F_GETFD, 0); e != 0 {
+		t.Fatalf("descriptor %d is closed (%v) while its loopConn's lock is held and names it", fd, e)
+	}
+	lc.mu.Unlock()
+	locked = false
+	waitUntil(t, "the XREAD never blocked", func() bool {
+		s, ok := srv.DB(0).Lookup("s")
+		return ok && s.Blocked() == 1
+	})
+	b := dialRaw(t, srv.Addr())
+	b.do(t, "XADD", "s", "2-1", "f", "v")
+	if r, err := a.read(); err != nil || len(r.kids) != 1 {
+		t.Fatalf("XREAD BLOCK after leaving the loop: %+v, %v", r, err)
+	}
+}
