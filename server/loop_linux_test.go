@@ -3,7 +3,10 @@
 package server
 
 import (
+	"bufio"
 	"bytes"
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -465,5 +468,78 @@ func TestLoopLeaveClosesUnderLock(t *testing.T) {
 	b.do(t, "XADD", "s", "2-1", "f", "v")
 	if r, err := a.read(); err != nil || len(r.kids) != 1 {
 		t.Fatalf("XREAD BLOCK after leaving the loop: %+v, %v", r, err)
+	}
+}
+
+// Every way out of a loop closes its descriptors: the clients' sockets
+// (QUIT, CLIENT KILL, the client closing, a protocol error, leaving the
+// loop for a blocked read or a reply the client does not read, Shutdown
+// meanwhile), the epoll instance and the pipe. The process holds as many
+// descriptors after the server's Shutdown as before its Start.
+func TestLoopNoDescriptorLeft(t *testing.T) {
+	// The runtime's poller keeps its descriptors once made: make them.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln.Close()
+	before, ok := openFiles()
+	if !ok {
+		t.Skip("no /proc/self/fd")
+	}
+	srv := New(Options{EventLoops: 2})
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var conns []net.Conn
+	dial := func() *rawConn {
+		nc, err := net.Dial("tcp", srv.Addr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		conns = append(conns, nc)
+		return &rawConn{nc: nc, rd: bufio.NewReader(nc)}
+	}
+	admin := dial()
+	admin.do(t, "XADD", "s", "1-1", "f", strings.Repeat("x", 100000))
+	quit := dial()
+	quit.do(t, "QUIT")
+	killed := dial()
+	id := killed.do(t, "CLIENT", "ID").n
+	admin.do(t, "CLIENT", "KILL", "ID", itoa(int(id)))
+	gone := dial()
+	gone.do(t, "PING")
+	gone.nc.Close()
+	bad := dial()
+	bad.send([][]string{{"PING"}})
+	io.WriteString(bad.nc, "*1\r\n$x\r\n")
+	blocked := dial()
+	blocked.send([][]string{{"XREAD", "BLOCK", "0", "STREAMS", "s", "$"}})
+	slow := dial()
+	var req strings.Builder
+	for range 200 {
+		req.WriteString(resp("XRANGE", "s", "-", "+"))
+	}
+	go io.WriteString(slow.nc, req.String())
+	waitUntil(t, "the clients never left the loop", func() bool {
+		_, moved := loopCounts(srv)
+		return moved == 2
+	})
+	for _, r := range []*rawConn{quit, killed, bad} {
+		r.nc.SetDeadline(time.Now().Add(time.Minute))
+		io.Copy(io.Discard, r.nc)
+	}
+	// Shutdown with its context ended closes the clients at once: the
+	// one that does not read is not waited for.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := srv.Shutdown(ctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Shutdown: %v, want %v", err, context.Canceled)
+	}
+	for _, nc := range conns {
+		nc.Close()
+	}
+	if after, _ := openFiles(); after != before {
+		t.Fatalf("%d descriptors open after Shutdown, %d before Start", after, before)
 	}
 }
