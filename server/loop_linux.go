@@ -212,7 +212,10 @@ func (l *loop) current() uint64 {
 }
 
 // serveWoken empties the pipe and serves the connections woken. It
-// returns false when this goroutine no longer runs the loop.
+// returns false when this goroutine no longer runs the loop. It takes the
+// connections out of l.woken one at a time, so that those it has not
+// served when one leaves the loop are left there for the goroutine that
+// runs the loop next (handOff): epoll may report nothing for them.
 func (l *loop) serveWoken(gen uint64) bool {
 	var b [64]byte
 	for {
@@ -221,10 +224,18 @@ func (l *loop) serveWoken(gen uint64) bool {
 		}
 	}
 	l.mu.Lock()
-	woken := l.woken
-	l.woken, l.signaled = nil, false
+	n := len(l.woken) // those woken later signal again
+	l.signaled = false
 	l.mu.Unlock()
-	for _, c := range woken {
+	for range n {
+		l.mu.Lock()
+		c := l.woken[0] // only the goroutine running the loop takes them
+		l.woken[0] = nil
+		l.woken = l.woken[1:]
+		if len(l.woken) == 0 {
+			l.woken = nil
+		}
+		l.mu.Unlock()
 		if l.connOf(c.nc.(*loopConn).sysFD()) == c && !l.serve(c, gen) {
 			return false
 		}
@@ -278,6 +289,9 @@ func (l *loop) handOff(lc *loopConn) {
 	l.mu.Lock()
 	l.gen++
 	gen := l.gen
+	if len(l.woken) > 0 { // the rest of a batch of serveWoken
+		l.signalLocked()
+	}
 	l.mu.Unlock()
 	l.srv.wg.Add(1) // c's count keeps it above 0: no Wait has returned
 	go l.run(gen)
@@ -410,12 +424,14 @@ func (lc *loopConn) opError(op string, err error) error {
 // move makes real, a connection of the Go runtime's poller on the socket,
 // and closes fd; a deadline, linger or Close set before apply to real.
 // When real cannot be made (no descriptors), the connection is closed.
+// It holds mu from before it closes fd, so that no other goroutine uses
+// the number once closed (another socket may get it at once).
 func (lc *loopConn) move() {
+	lc.mu.Lock()
+	defer lc.mu.Unlock()
 	f := os.NewFile(uintptr(lc.fd), "")
 	real, err := net.FileConn(f) // a duplicate of fd
 	f.Close()
-	lc.mu.Lock()
-	defer lc.mu.Unlock()
 	lc.fd = -1
 	if err != nil {
 		lc.l.srv.opts.Logger.Warn("xstream server: client closed, it could not leave the event loop", "err", err)

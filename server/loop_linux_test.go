@@ -3,7 +3,10 @@
 package server
 
 import (
+	"bufio"
 	"bytes"
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -333,5 +336,210 @@ func TestLoopConnTurnBound(t *testing.T) {
 			t.Fatalf("the next turn, at %d of %d: %v", got, len(in), err)
 		}
 		got += n
+	}
+}
+
+// connOfLoop returns srv's connection of client id, failing the test
+// unless it is served by loop l.
+func connOfLoop(t *testing.T, srv *Server, id int64, l *loop) *conn {
+	t.Helper()
+	c := srv.clientByID(id)
+	if c == nil {
+		t.Fatalf("no client %d", id)
+	}
+	if lc, ok := c.nc.(*loopConn); !ok || lc.l != l {
+		t.Fatalf("client %d is not in the loop", id)
+	}
+	return c
+}
+
+// Two clients woken while their loop is busy are served in one batch:
+// when the first leaves the loop during its turn (its MONITOR line does
+// not fit its socket), the second is still served by the goroutine that
+// goes on with the loop. The loop is held up in a CLIENT LIST of a third
+// client, waiting for the server's lock the test holds; the MONITOR line
+// comes from a client of a second loop. (The second client's wake-up, a
+// CLIENT KILL's close, was lost: it stayed connected.)
+func TestLoopWokenBatchHandOff(t *testing.T) {
+	srv := startT(t, New(Options{EventLoops: 2}))
+	l0 := srv.loops[0]
+	var raws [5]*rawConn // on loops 0, 1, 0, 1, 0: round robin
+	var ids [5]int64
+	for i := range raws {
+		raws[i] = dialRaw(t, srv.Addr())
+		ids[i] = raws[i].do(t, "CLIENT", "ID").n
+	}
+	mon, pub, victim, busy := raws[0], raws[1], raws[2], raws[4]
+	mon.nc.(*net.TCPConn).SetReadBuffer(4096)
+	if got := mon.do(t, "MONITOR"); got.s != "OK" {
+		t.Fatalf("MONITOR: %+v", got)
+	}
+	connOfLoop(t, srv, ids[0], l0)
+	victimC := connOfLoop(t, srv, ids[2], l0)
+	busyC := connOfLoop(t, srv, ids[4], l0)
+	connOfLoop(t, srv, ids[1], srv.loops[1])
+	woken := func() int {
+		l0.mu.Lock()
+		defer l0.mu.Unlock()
+		return len(l0.woken)
+	}
+
+	srv.mu.Lock()
+	locked := true
+	defer func() {
+		if locked {
+			srv.mu.Unlock()
+		}
+	}()
+	if err := busy.send([][]string{{"CLIENT", "LIST"}}); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, "the CLIENT LIST never started", func() bool {
+		cmd := busyC.public.cmd.Load()
+		return cmd != nil && cmd.name == "client|list"
+	})
+	// 16 MB: more than the monitor's socket takes.
+	if err := pub.send([][]string{{"XADD", "s", "*", "f", strings.Repeat("m", 16<<20)}}); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, "the MONITOR line never woke the loop", func() bool { return woken() == 1 })
+	victimC.nc.Close() // what CLIENT KILL does
+	if n := woken(); n != 2 {
+		t.Fatalf("%d clients woken, want 2", n)
+	}
+	srv.mu.Unlock()
+	locked = false
+
+	victim.nc.SetDeadline(time.Now().Add(time.Minute))
+	if _, err := victim.rd.ReadByte(); err != io.EOF {
+		t.Fatalf("the closed client read: %v, want EOF", err)
+	}
+	if r, err := busy.read(); err != nil || r.kind != '$' {
+		t.Fatalf("CLIENT LIST: %+v, %v", r, err)
+	}
+}
+
+// A client leaving the loop closes its descriptor holding its loopConn's
+// lock: another goroutine holding it (CLIENT KILL's close, a push's
+// deadline, Shutdown's CloseRead, all of which use the number) never sees
+// the number of a closed descriptor, which another socket may have got.
+// The test holds the lock while the client blocks (and leaves the loop),
+// until the leaving waits for the lock, and then looks at the descriptor.
+func TestLoopLeaveClosesUnderLock(t *testing.T) {
+	srv := startT(t, New(Options{EventLoops: 1}))
+	a := dialRaw(t, srv.Addr())
+	id := a.do(t, "CLIENT", "ID").n
+	a.do(t, "XADD", "s", "1-1", "f", "v")
+	lc := connOfLoop(t, srv, id, srv.loops[0]).nc.(*loopConn)
+	lc.mu.Lock()
+	locked := true
+	defer func() {
+		if locked {
+			lc.mu.Unlock()
+		}
+	}()
+	if err := a.send([][]string{{"XREAD", "BLOCK", "0", "STREAMS", "s", "$"}}); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 1<<20)
+	waitUntil(t, "the client never started leaving the loop", func() bool {
+		st := string(buf[:runtime.Stack(buf, true)])
+		for _, g := range strings.Split(st, "\n\n") {
+			if strings.Contains(g, "(*loopConn).move") && strings.Contains(g, "sync.(*Mutex).Lock") {
+				return true
+			}
+		}
+		return false
+	})
+	fd := lc.fd
+	if fd < 0 {
+		t.Fatal("the descriptor is gone while the test holds the lock")
+	}
+	if _, _, e := syscall.Syscall(syscall.SYS_FCNTL, uintptr(fd), syscall.F_GETFD, 0); e != 0 {
+		t.Fatalf("descriptor %d is closed (%v) while its loopConn's lock is held and names it", fd, e)
+	}
+	lc.mu.Unlock()
+	locked = false
+	waitUntil(t, "the XREAD never blocked", func() bool {
+		s, ok := srv.DB(0).Lookup("s")
+		return ok && s.Blocked() == 1
+	})
+	b := dialRaw(t, srv.Addr())
+	b.do(t, "XADD", "s", "2-1", "f", "v")
+	if r, err := a.read(); err != nil || len(r.kids) != 1 {
+		t.Fatalf("XREAD BLOCK after leaving the loop: %+v, %v", r, err)
+	}
+}
+
+// Every way out of a loop closes its descriptors: the clients' sockets
+// (QUIT, CLIENT KILL, the client closing, a protocol error, leaving the
+// loop for a blocked read or a reply the client does not read, Shutdown
+// meanwhile), the epoll instance and the pipe. The process holds as many
+// descriptors after the server's Shutdown as before its Start.
+func TestLoopNoDescriptorLeft(t *testing.T) {
+	// The runtime's poller keeps its descriptors once made: make them.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln.Close()
+	before, ok := openFiles()
+	if !ok {
+		t.Skip("no /proc/self/fd")
+	}
+	srv := New(Options{EventLoops: 2})
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var conns []net.Conn
+	dial := func() *rawConn {
+		nc, err := net.Dial("tcp", srv.Addr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		conns = append(conns, nc)
+		return &rawConn{nc: nc, rd: bufio.NewReader(nc)}
+	}
+	admin := dial()
+	admin.do(t, "XADD", "s", "1-1", "f", strings.Repeat("x", 100000))
+	quit := dial()
+	quit.do(t, "QUIT")
+	killed := dial()
+	id := killed.do(t, "CLIENT", "ID").n
+	admin.do(t, "CLIENT", "KILL", "ID", itoa(int(id)))
+	gone := dial()
+	gone.do(t, "PING")
+	gone.nc.Close()
+	bad := dial()
+	bad.send([][]string{{"PING"}})
+	io.WriteString(bad.nc, "*1\r\n$x\r\n")
+	blocked := dial()
+	blocked.send([][]string{{"XREAD", "BLOCK", "0", "STREAMS", "s", "$"}})
+	slow := dial()
+	var req strings.Builder
+	for range 200 {
+		req.WriteString(resp("XRANGE", "s", "-", "+"))
+	}
+	go io.WriteString(slow.nc, req.String())
+	waitUntil(t, "the clients never left the loop", func() bool {
+		_, moved := loopCounts(srv)
+		return moved == 2
+	})
+	for _, r := range []*rawConn{quit, killed, bad} {
+		r.nc.SetDeadline(time.Now().Add(time.Minute))
+		io.Copy(io.Discard, r.nc)
+	}
+	// Shutdown with its context ended closes the clients at once: the
+	// one that does not read is not waited for.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := srv.Shutdown(ctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Shutdown: %v, want %v", err, context.Canceled)
+	}
+	for _, nc := range conns {
+		nc.Close()
+	}
+	if after, _ := openFiles(); after != before {
+		t.Fatalf("%d descriptors open after Shutdown, %d before Start", after, before)
 	}
 }
