@@ -306,27 +306,26 @@ func (c *conn) swapWake(a, b int) bool {
 	if db != a && db != b {
 		return false
 	}
-	c.unblockMu.Lock()
-	defer c.unblockMu.Unlock()
-	if c.unblock == nil {
-		return false
-	}
-	c.unblockSwap = true
-	c.unblock()
-	c.unblock = nil
-	return true
+	return c.endBlockedRead(func() { c.unblockSwap = true })
 }
 
 // unblockRead ends c's blocked read, as CLIENT UNBLOCK: it answers as
 // timed out, or with the UNBLOCKED error (withErr). It reports whether c
 // was blocked.
 func (c *conn) unblockRead(withErr bool) bool {
+	return c.endBlockedRead(func() { c.unblockErr = withErr })
+}
+
+// endBlockedRead ends c's blocked read, if there is one, after mark has
+// said under unblockMu how the read is to answer. It reports whether c
+// was blocked.
+func (c *conn) endBlockedRead(mark func()) bool {
 	c.unblockMu.Lock()
 	defer c.unblockMu.Unlock()
 	if c.unblock == nil {
 		return false
 	}
-	c.unblockErr = withErr
+	mark()
 	c.unblock()
 	c.unblock = nil
 	return true
