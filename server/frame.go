@@ -71,6 +71,9 @@ type frameLimits struct {
 	// with the limits in force once the requests before it have run
 	// (an AUTH among them lifts them for the next).
 	unauth bool
+	// steps turns wholeArray off: every request is scanned one header
+	// or payload at a time (for tests to compare the two).
+	steps bool
 }
 
 // frameScan is where the scan of the input stands. It is a value: a copy
@@ -337,9 +340,6 @@ func (f *frameScan) headerError() error {
 	return errBulkLength
 }
 
-// frameFast turns wholeArray on; tests turn it off to compare.
-var frameFast = true
-
 // wholeArray returns the length of the RESP array request at the start of
 // buf when all of it is in buf and the steps of frameScan would take it
 // without an error, with at least one argument; otherwise 0, and the
@@ -347,7 +347,7 @@ var frameFast = true
 // pass, for the common case of a request that came in one read: each of
 // its tests is at least as strict as theirs. O(arguments).
 func wholeArray(buf []byte, lim *frameLimits) int {
-	if !frameFast {
+	if lim.steps {
 		return 0
 	}
 	count, i := headerValue(buf, 1)
