@@ -155,7 +155,7 @@ func (db *DB) readGroupOnce(ctx context.Context, group, consumer string, args Re
 
 	// Wait. Register on each stream in turn; data that came meanwhile is
 	// served at once, by this call.
-	w := newGroupWaiter(consumer, args)
+	w := newGroupWaiter(ctx, consumer, args)
 	var regs []*Stream
 	for i, s := range streams {
 		s.mu.Lock()

@@ -269,7 +269,7 @@ func (s *Stream) readGroup(ctx context.Context, group, consumer, after string, a
 		s.unlock()
 		return es, newDeliveries(es, args), nil
 	}
-	w := newGroupWaiter(consumer, args)
+	w := newGroupWaiter(ctx, consumer, args)
 	s.gwaiters = append(s.gwaiters, groupWait{w: w, g: g})
 	s.unlock()
 	if err := w.await(ctx, args.Block, []*Stream{s}); err != nil {

@@ -71,6 +71,11 @@ func (l *waitList) wake() {
 func (w *waiter) wait(ctx context.Context, timeout <-chan time.Time) (bool, error) {
 	select {
 	case <-w.ch:
+		// An Add after ctx ended does not count: the call ends with
+		// ctx's error, as if the Add had come later still.
+		if err := ctx.Err(); err != nil {
+			return false, err
+		}
 		return true, nil
 	case <-ctx.Done():
 		return false, ctx.Err()
@@ -101,10 +106,14 @@ const (
 // its state from waiting to served (an Add or SetGroupID serving it,
 // DestroyGroup failing it, or the call itself when it finds data while
 // registering on several streams) fills in the result and then signals ch.
-// When the caller gives up first it moves the state to gone.
+// When the caller gives up first it moves the state to gone. A writer does
+// not serve a waiter whose context has ended (done is closed), even before
+// the caller woke to move it to gone: an entry added after a cancel is not
+// delivered to the cancelled call.
 type groupWaiter struct {
 	state    atomic.Int32
 	ch       chan struct{}
+	done     <-chan struct{} // the call's ctx.Done()
 	consumer string
 	count    int
 	noack    bool
@@ -114,8 +123,20 @@ type groupWaiter struct {
 	err     error
 }
 
-func newGroupWaiter(consumer string, args ReadGroupArgs) *groupWaiter {
-	return &groupWaiter{ch: make(chan struct{}, 1), consumer: consumer, count: args.Count, noack: args.NoAck}
+func newGroupWaiter(ctx context.Context, consumer string, args ReadGroupArgs) *groupWaiter {
+	return &groupWaiter{ch: make(chan struct{}, 1), done: ctx.Done(), consumer: consumer, count: args.Count, noack: args.NoAck}
+}
+
+// take moves w from waiting to served for a writer, and reports whether
+// it did: not when the call gave up or was served, nor when its context
+// has ended.
+func (w *groupWaiter) take() bool {
+	select {
+	case <-w.done:
+		return false
+	default:
+	}
+	return w.state.CompareAndSwap(waiting, served)
 }
 
 // groupWait registers a waiter on one stream for one group.
@@ -150,7 +171,7 @@ func (s *Stream) serveGroupWaitersLocked() {
 			kept = append(kept, gw)
 			continue
 		}
-		if !gw.w.state.CompareAndSwap(waiting, served) {
+		if !gw.w.take() {
 			continue
 		}
 		if now < 0 {
@@ -171,7 +192,7 @@ func (s *Stream) failGroupWaitersLocked(g *group, err error) {
 			kept = append(kept, gw)
 			continue
 		}
-		if gw.w.state.CompareAndSwap(waiting, served) {
+		if gw.w.take() {
 			gw.w.err = err
 			gw.w.stream = gw.idx
 			gw.w.ch <- struct{}{}
