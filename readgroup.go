@@ -194,7 +194,8 @@ func (s *Stream) historyLocked(l *groupLocks, g *group, c *consumer, after ID, c
 // counter advance. When there is nothing to deliver and args.Block is not
 // 0, ReadGroup waits: blocked readers are served first come, first served
 // by each Add; it returns nil, nil when args.Block passes, ctx.Err() when
-// ctx is done, and an ErrNoGroup error if the group is destroyed. It holds
+// ctx is done (an entry added after that is not delivered to it), and an
+// ErrNoGroup error if the group is destroyed. It holds
 // no lock while it waits and leaves no goroutine behind. Unlike Redis, a
 // ">" read whose undelivered entries were all deleted waits (or returns
 // nil) instead of returning an empty list at once. Entries served to a
