@@ -188,20 +188,19 @@ func readID(b []byte, isGroup bool) (string, error) {
 // call, so a read with it must not be split in two (and it never finds
 // entries at once).
 func (c *conn) runRead(r readCmd) (out []xstream.StreamEntries, dels [][]xstream.Delivery, err error) {
-	ctx := c.ctx
-	read := func(wait time.Duration) ([]xstream.StreamEntries, error) {
+	read := func(ctx context.Context, db *xstream.DB, wait time.Duration) ([]xstream.StreamEntries, error) {
 		args := r.args
 		args.Block = wait
 		switch {
 		case args.Claim:
 			var out []xstream.StreamEntries
 			var err error
-			out, dels, err = c.mustDB().ReadGroupDeliveries(ctx, r.group, r.consumer, args, r.pairs...)
+			out, dels, err = db.ReadGroupDeliveries(ctx, r.group, r.consumer, args, r.pairs...)
 			return out, err
 		case r.isGroup:
-			return c.mustDB().ReadGroup(ctx, r.group, r.consumer, args, r.pairs...)
+			return db.ReadGroup(ctx, r.group, r.consumer, args, r.pairs...)
 		}
-		return c.mustDB().Read(ctx, xstream.ReadArgs{Count: args.Count, Block: wait}, r.pairs...)
+		return db.Read(ctx, xstream.ReadArgs{Count: args.Count, Block: wait}, r.pairs...)
 	}
 	wait := r.args.Block
 	tryFirst := wait != 0
@@ -211,7 +210,7 @@ func (c *conn) runRead(r readCmd) (out []xstream.StreamEntries, dels [][]xstream
 		}
 	}
 	if tryFirst || wait == 0 {
-		out, err = read(0)
+		out, err = read(c.ctx, c.mustDB(), 0)
 	}
 	if wait != 0 && err == nil && len(out) == 0 {
 		// Its keys were looked up before it waits (call stamps them again
@@ -219,20 +218,22 @@ func (c *conn) runRead(r readCmd) (out []xstream.StreamEntries, dels [][]xstream
 		for i := 0; i < len(r.pairs); i += 2 {
 			c.touchKey([]byte(r.pairs[i]), c.srv.lru.Load())
 		}
+		// The read can be ended (CLIENT UNBLOCK, SWAPDB) from before it
+		// counts as blocked; a SWAPDB since its DB was taken counts as
+		// one that came once it waited.
+		db := c.mustDB()
+		ctx, cancel := c.armRead()
 		stop := c.watch()
+		if h := c.srv.blockedHook.Load(); h != nil {
+			(*h)(c)
+		}
+		if c.mustDB() != db {
+			c.endBlockedRead(func() { c.unblockSwap = true })
+		}
 		until := time.Now().Add(wait)
 		for {
-			db := c.mustDB()
-			var cancel context.CancelFunc
-			ctx, cancel = context.WithCancel(c.ctx)
-			c.unblockMu.Lock()
-			c.unblock, c.unblockErr, c.unblockSwap = cancel, false, false
-			c.unblockMu.Unlock()
-			out, err = read(wait)
-			c.unblockMu.Lock()
-			c.unblock = nil
-			swapped := c.unblockSwap && errors.Is(err, context.Canceled) && c.ctx.Err() == nil
-			c.unblockMu.Unlock()
+			out, err = read(ctx, db, wait)
+			swapped := c.disarmRead() && errors.Is(err, context.Canceled) && c.ctx.Err() == nil
 			cancel()
 			if !swapped {
 				break
@@ -241,22 +242,47 @@ func (c *conn) runRead(r readCmd) (out []xstream.StreamEntries, dels [][]xstream
 			// keys of the DB now at its index, for entries after the IDs
 			// it waited for ("$" as it stood), and is served at once if
 			// they are there.
+			ctx, cancel = c.armRead()
+			next := c.mustDB()
 			out, err = nil, nil
 			if r.isGroup {
-				if err = groupsMoved(c.mustDB(), r.pairs, r.group); err != nil {
-					break
-				}
+				err = groupsMoved(next, r.pairs, r.group)
+			}
+			timedOut := false // then a null reply
+			if wait != xstream.BlockForever {
+				wait = time.Until(until)
+				timedOut = wait <= 0
+			}
+			if err != nil || timedOut {
+				c.disarmRead()
+				cancel()
+				break
 			}
 			r.pairs = resolveLast(db, r.pairs)
-			if wait != xstream.BlockForever {
-				if wait = time.Until(until); wait <= 0 {
-					break // timed out: a null reply
-				}
-			}
+			db = next
 		}
 		stop()
 	}
 	return out, dels, err
+}
+
+// armRead makes the context of a blocked read's wait, which
+// endBlockedRead ends, and clears the marks of how it was ended.
+func (c *conn) armRead() (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(c.ctx)
+	c.unblockMu.Lock()
+	c.unblock, c.unblockErr, c.unblockSwap = cancel, false, false
+	c.unblockMu.Unlock()
+	return ctx, cancel
+}
+
+// disarmRead takes the read's context off c after its wait, and reports
+// whether SWAPDB ended it.
+func (c *conn) disarmRead() (swapped bool) {
+	c.unblockMu.Lock()
+	defer c.unblockMu.Unlock()
+	c.unblock = nil
+	return c.unblockSwap
 }
 
 // groupsMoved is what Redis 7.0 does, at a SWAPDB, to an XREADGROUP

@@ -130,6 +130,9 @@ type Server struct {
 	prevMemLimit int64
 	// closeErr is what closing the DBs returned, for Close.
 	closeErr error
+	// blockedHook, when set (by tests), runs as a read starts to count as
+	// blocked, before it waits.
+	blockedHook atomic.Pointer[func(c *conn)]
 
 	ctx    context.Context // cancelled on shutdown: ends blocked reads
 	cancel context.CancelFunc

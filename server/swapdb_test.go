@@ -246,3 +246,38 @@ func swapBlockers(t *testing.T, p *pair) (block func(args ...string), served fun
 	}
 	return block, served
 }
+
+// A SWAPDB or a CLIENT UNBLOCK that comes once a read counts as blocked
+// (INFO blocked_clients) but before it waits ends the wait as it would
+// later: the read is moved to the DB swapped in, or answers null. Before,
+// it could be missed, and the read waited in the DB swapped out for good.
+func TestSwapDBAsReadBlocks(t *testing.T) {
+	srv := RunT(t)
+	c := newClient(t, srv.Addr())
+	for _, cmd := range [][]string{{"XADD", "k", "1-0", "f", "old"}, {"SELECT", "1"}, {"XADD", "k", "5-0", "f", "new"}, {"SELECT", "0"}} {
+		c.do(t, cmd...)
+	}
+	var hook func(*conn)
+	hook = func(*conn) {
+		srv.blockedHook.Store(nil) // once
+		if err := srv.swapDBs(0, 1); err != nil {
+			t.Error(err)
+		}
+	}
+	srv.blockedHook.Store(&hook)
+	got := c.do(t, "XREAD", "BLOCK", "0", "STREAMS", "k", "$")
+	if want := `[[$"k" [[$"5-0" [$"f" $"new"]]]]]`; got.String() != want {
+		t.Fatalf("XREAD at the swap: got %s, want %s", got, want)
+	}
+
+	unblock := func(c *conn) {
+		srv.blockedHook.Store(nil)
+		if !c.unblockRead(false) {
+			t.Error("CLIENT UNBLOCK found no blocked read")
+		}
+	}
+	srv.blockedHook.Store(&unblock)
+	if got := c.do(t, "XREAD", "BLOCK", "0", "STREAMS", "k", "$"); !got.null {
+		t.Fatalf("XREAD unblocked as it blocks: got %s, want a null reply", got)
+	}
+}
