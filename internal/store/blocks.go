@@ -16,6 +16,7 @@ import (
 type Blocks struct {
 	blocks    []*Block // ordered by ID; none is empty
 	firsts    []ID     // firsts[i] is blocks[i].FirstID()
+	fences    []fence  // fences[i] is blocks[i]'s (see fence.go); may be shorter
 	open      *Block   // the last block, while it takes new entries
 	openNames []string // field names of open's master entry
 	// open's size as a Redis listpack, but for header and counters, when
@@ -153,7 +154,7 @@ func (s *Blocks) appendAny(id ID, fields []Field) (sameAsOpen bool) {
 			lpSize += s.openNamesLen
 		}
 		if !fits || s.openBound+lpSlack+lpSize >= maxBytes && !s.fitsBytes(tail, fields, maxBytes) {
-			tail.seal()
+			s.sealOpen(tail)
 			tail = nil
 		}
 	}
@@ -239,9 +240,8 @@ func (s *Blocks) seekGE(id ID) cursor {
 	if bi < 0 {
 		return cursor{0, 0}
 	}
-	b := s.blocks[bi]
-	i := b.Search(id)
-	if i == len(b.offs) {
+	i := s.search(bi, id, false)
+	if i == len(s.blocks[bi].offs) {
 		return cursor{bi + 1, 0}
 	}
 	return cursor{bi, i}
@@ -254,13 +254,12 @@ func (s *Blocks) seekLE(id ID) cursor {
 	if bi < 0 {
 		return cursor{-1, 0}
 	}
-	b := s.blocks[bi]
 	var i int
 	if id == MaxID {
-		i = len(b.offs)
+		i = len(s.blocks[bi].offs)
 	} else {
 		next, _ := id.Next()
-		i = b.Search(next)
+		i = s.search(bi, next, true)
 	}
 	// i > 0: the block's first ID is <= id.
 	return cursor{bi, i - 1}
@@ -315,7 +314,7 @@ func (s *Blocks) Entry(id ID) (b *Block, flags byte, body int, ok bool) {
 		return nil, 0, 0, false
 	}
 	b = s.blocks[bi]
-	i := b.Search(id)
+	i := s.search(bi, id, false)
 	if i == len(b.offs) {
 		return nil, 0, 0, false
 	}
@@ -358,7 +357,7 @@ func (s *Blocks) remove(id ID) bool {
 		return false
 	}
 	b := s.blocks[bi]
-	i := b.Search(id)
+	i := s.search(bi, id, false)
 	if i == len(b.offs) || b.IDAt(i) != id || !b.markDeleted(i) {
 		return false
 	}
@@ -426,8 +425,9 @@ func (s *Blocks) dropHead(n int) {
 		s.blocks[i] = nil
 	}
 	s.blocks, s.firsts = s.blocks[n:], s.firsts[n:]
+	s.fences = s.fences[min(n, len(s.fences)):]
 	if len(s.blocks) == 0 {
-		s.blocks, s.firsts = nil, nil
+		s.blocks, s.firsts, s.fences = nil, nil, nil
 	}
 }
 
@@ -442,6 +442,9 @@ func (s *Blocks) removeBlock(bi int) {
 	s.blocks[len(s.blocks)-1] = nil
 	s.blocks = s.blocks[:len(s.blocks)-1]
 	s.firsts = append(s.firsts[:bi], s.firsts[bi+1:]...)
+	if bi < len(s.fences) {
+		s.fences = append(s.fences[:bi], s.fences[bi+1:]...)
+	}
 	if wasOpen {
 		s.reopenLast()
 	}
@@ -486,7 +489,7 @@ func (s *Blocks) Restore(blocks []*Block, st State) error {
 	limits := s.limits
 	defer s.SetLimits(limits)
 	*s = Blocks{
-		blocks: blocks, firsts: make([]ID, len(blocks)),
+		blocks: blocks, firsts: make([]ID, len(blocks)), fences: make([]fence, len(blocks)),
 		lastID: st.LastID, firstID: st.FirstID, maxDeleted: st.MaxDeleted, entriesAdded: st.EntriesAdded,
 	}
 	for i, b := range blocks {
@@ -506,13 +509,16 @@ func (s *Blocks) Restore(blocks []*Block, st State) error {
 		s.open, s.openNames = blocks[len(blocks)-1], names
 	}
 	if len(blocks) == 0 {
-		s.blocks, s.firsts = nil, nil
+		s.blocks, s.firsts, s.fences = nil, nil, nil
 	}
 	if err := s.Check(); err != nil {
 		*s = Blocks{}
 		return err
 	}
 
+	for i, b := range s.blocks {
+		s.fences[i] = makeFence(b)
+	}
 	if s.open != nil {
 		s.setOpenLP()
 	}
@@ -547,9 +553,9 @@ func (s *Blocks) fitsBytes(tail *Block, fields []Field, maxBytes int) bool {
 }
 
 // MemoryBytes returns the memory the blocks take: their data and offset
-// arrays as allocated, their structs and the index. O(blocks).
+// arrays as allocated, their structs, the index and the fences. O(blocks).
 func (s *Blocks) MemoryBytes() int64 {
-	n := int64(cap(s.blocks))*8 + int64(cap(s.firsts))*16
+	n := int64(cap(s.blocks))*8 + int64(cap(s.firsts))*16 + int64(cap(s.fences))*4*fenceSlots
 	for _, b := range s.blocks {
 		n += 80 + int64(cap(b.data)) + 4*int64(cap(b.offs))
 	}
