@@ -13,7 +13,8 @@ import (
 // a later entry with the same field names stores only its values. Entry IDs
 // are stored as small deltas from the block's first ID. An offset table
 // (four bytes an entry) gives direct access to each entry, so a seek is a
-// binary search over blocks and then over one block's entries.
+// binary search over blocks and then over one block's entries, which for
+// a sealed block starts from its fence (see fence.go).
 //
 // Each slot of the offset table also holds a 16-bit search key of the
 // entry's ID (see idKey), which grows with the ID. A seek inside a block

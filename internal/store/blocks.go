@@ -517,7 +517,7 @@ func (s *Blocks) Restore(blocks []*Block, st State) error {
 	}
 
 	for i, b := range s.blocks {
-		s.fences[i] = makeFence(b)
+		s.fences[i].set(b)
 	}
 	if s.open != nil {
 		s.setOpenLP()

@@ -34,22 +34,21 @@ const fenceSlots = 16
 // key is 0, is the implicit fence 0. A zero fence (count 0) says nothing.
 type fence [fenceSlots]uint32
 
-// makeFence returns the fence of b's entries as they are: strides of
+// set makes f the fence of b's entries as they are: strides of
 // ceil(n / fenceSlots) entries, so that at most fenceSlots-1 slots are
-// used. O(1).
-func makeFence(b *Block) fence {
-	var f fence
-	n := len(b.offs)
+// used. O(fenceSlots).
+func (f *fence) set(b *Block) {
+	*f = fence{}
+	o := b.offs
+	n := len(o)
+	if n < 2 {
+		return
+	}
 	stride := (n + fenceSlots - 1) / fenceSlots
-	if stride == 0 || n < 2 {
-		return f
+	f[0] = uint32(stride)<<16 | uint32((n-1)/stride)
+	for j, i := 1, stride; j < fenceSlots && i < n; j, i = j+1, i+stride {
+		f[j] = o[i]
 	}
-	count := (n - 1) / stride
-	f[0] = uint32(stride)<<16 | uint32(count)
-	for j := 1; j <= count; j++ {
-		f[j] = b.offs[j*stride]
-	}
-	return f
 }
 
 // checkFence verifies that f says only what is true of b: each slot is
@@ -89,15 +88,10 @@ var zeroFence fence
 func (s *Blocks) sealOpen(b *Block) {
 	b.seal()
 	last := len(s.blocks) - 1
-	for len(s.fences) < last {
+	for len(s.fences) <= last {
 		s.fences = append(s.fences, fence{})
 	}
-	f := makeFence(b)
-	if len(s.fences) == last {
-		s.fences = append(s.fences, f)
-	} else {
-		s.fences[last] = f
-	}
+	s.fences[last].set(b)
 }
 
 // search returns the index in block bi of the first entry with ID >= id
