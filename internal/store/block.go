@@ -13,8 +13,7 @@ import (
 // a later entry with the same field names stores only its values. Entry IDs
 // are stored as small deltas from the block's first ID. An offset table
 // (four bytes an entry) gives direct access to each entry, so a seek is a
-// binary search over blocks and then over one block's entries, which for
-// a sealed block starts from its fence (see fence.go).
+// binary search over blocks and then over one block's entries.
 //
 // Each slot of the offset table also holds a 16-bit search key of the
 // entry's ID (see idKey), which grows with the ID. A seek inside a block
@@ -382,10 +381,8 @@ func (b *Block) IDAt(i int) ID {
 // (at most 0x7fff) for an ID in the first ID's millisecond, else 0x8000
 // plus the millisecond delta (at most 0x7fff). For IDs a < b of one block,
 // idKey(a) <= idKey(b).
-func (b *Block) idKey(id ID) uint32 { return keyOf(b.FirstID(), id) }
-
-// keyOf is idKey for a block whose first ID is first.
-func keyOf(first, id ID) uint32 {
+func (b *Block) idKey(id ID) uint32 {
+	first := b.FirstID()
 	if msd := id.Ms - first.Ms; msd != 0 {
 		return 0x8000 | uint32(min(msd, keyMax))
 	}
@@ -408,19 +405,12 @@ func (b *Block) Search(id ID) int {
 	if !b.FirstID().Less(id) {
 		return 0
 	}
-	// lo starts at 0: x>>31 & n>>30 is 0 since n < 1<<30, but the compiler
-	// cannot tell and so keeps the loads of touch.
-	return b.searchIn(id, b.idKey(id), int(x>>31&uint32(n>>30)), n)
-}
-
-// searchIn returns the index of the first entry with ID >= id among
-// entries [lo, hi), or hi if none; k is id's key. The caller knows that
-// the entries before lo have a smaller ID and those from hi on a greater
-// one. O(log(hi-lo)) key comparisons and ID decodings.
-func (b *Block) searchIn(id ID, k uint32, lo, hi int) int {
 	// The answer lies in [lo, hi]: the entries before lo have a smaller
-	// key, so a smaller ID; those from hi on a greater key and ID.
-	end := hi
+	// key, so a smaller ID; those from hi on a greater key and ID. lo
+	// starts at 0: x>>31 & n>>30 is 0 since n < 1<<30, but the compiler
+	// cannot tell and so keeps the loads of touch.
+	k := b.idKey(id)
+	lo, hi := int(x>>31&uint32(n>>30)), n
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
 		if b.offs[m]>>16 < k {
@@ -429,7 +419,7 @@ func (b *Block) searchIn(id ID, k uint32, lo, hi int) int {
 			hi = m
 		}
 	}
-	hi = end
+	hi = n
 	for j := lo; j < hi; {
 		m := int(uint(j+hi) >> 1)
 		if b.offs[m]>>16 <= k {

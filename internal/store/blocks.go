@@ -16,7 +16,6 @@ import (
 type Blocks struct {
 	blocks    []*Block // ordered by ID; none is empty
 	firsts    []ID     // firsts[i] is blocks[i].FirstID()
-	fences    []fence  // fences[i] is blocks[i]'s (see fence.go); may be shorter
 	open      *Block   // the last block, while it takes new entries
 	openNames []string // field names of open's master entry
 	// open's size as a Redis listpack, but for header and counters, when
@@ -154,7 +153,7 @@ func (s *Blocks) appendAny(id ID, fields []Field) (sameAsOpen bool) {
 			lpSize += s.openNamesLen
 		}
 		if !fits || s.openBound+lpSlack+lpSize >= maxBytes && !s.fitsBytes(tail, fields, maxBytes) {
-			s.sealOpen(tail)
+			tail.seal()
 			tail = nil
 		}
 	}
@@ -240,8 +239,9 @@ func (s *Blocks) seekGE(id ID) cursor {
 	if bi < 0 {
 		return cursor{0, 0}
 	}
-	i := s.search(bi, id, false)
-	if i == len(s.blocks[bi].offs) {
+	b := s.blocks[bi]
+	i := b.Search(id)
+	if i == len(b.offs) {
 		return cursor{bi + 1, 0}
 	}
 	return cursor{bi, i}
@@ -254,12 +254,13 @@ func (s *Blocks) seekLE(id ID) cursor {
 	if bi < 0 {
 		return cursor{-1, 0}
 	}
+	b := s.blocks[bi]
 	var i int
 	if id == MaxID {
-		i = len(s.blocks[bi].offs)
+		i = len(b.offs)
 	} else {
 		next, _ := id.Next()
-		i = s.search(bi, next, true)
+		i = b.Search(next)
 	}
 	// i > 0: the block's first ID is <= id.
 	return cursor{bi, i - 1}
@@ -314,7 +315,7 @@ func (s *Blocks) Entry(id ID) (b *Block, flags byte, body int, ok bool) {
 		return nil, 0, 0, false
 	}
 	b = s.blocks[bi]
-	i := s.search(bi, id, false)
+	i := b.Search(id)
 	if i == len(b.offs) {
 		return nil, 0, 0, false
 	}
@@ -357,7 +358,7 @@ func (s *Blocks) remove(id ID) bool {
 		return false
 	}
 	b := s.blocks[bi]
-	i := s.search(bi, id, false)
+	i := b.Search(id)
 	if i == len(b.offs) || b.IDAt(i) != id || !b.markDeleted(i) {
 		return false
 	}
@@ -425,9 +426,8 @@ func (s *Blocks) dropHead(n int) {
 		s.blocks[i] = nil
 	}
 	s.blocks, s.firsts = s.blocks[n:], s.firsts[n:]
-	s.fences = s.fences[min(n, len(s.fences)):]
 	if len(s.blocks) == 0 {
-		s.blocks, s.firsts, s.fences = nil, nil, nil
+		s.blocks, s.firsts = nil, nil
 	}
 }
 
@@ -442,9 +442,6 @@ func (s *Blocks) removeBlock(bi int) {
 	s.blocks[len(s.blocks)-1] = nil
 	s.blocks = s.blocks[:len(s.blocks)-1]
 	s.firsts = append(s.firsts[:bi], s.firsts[bi+1:]...)
-	if bi < len(s.fences) {
-		s.fences = append(s.fences[:bi], s.fences[bi+1:]...)
-	}
 	if wasOpen {
 		s.reopenLast()
 	}
@@ -489,7 +486,7 @@ func (s *Blocks) Restore(blocks []*Block, st State) error {
 	limits := s.limits
 	defer s.SetLimits(limits)
 	*s = Blocks{
-		blocks: blocks, firsts: make([]ID, len(blocks)), fences: make([]fence, len(blocks)),
+		blocks: blocks, firsts: make([]ID, len(blocks)),
 		lastID: st.LastID, firstID: st.FirstID, maxDeleted: st.MaxDeleted, entriesAdded: st.EntriesAdded,
 	}
 	for i, b := range blocks {
@@ -509,16 +506,13 @@ func (s *Blocks) Restore(blocks []*Block, st State) error {
 		s.open, s.openNames = blocks[len(blocks)-1], names
 	}
 	if len(blocks) == 0 {
-		s.blocks, s.firsts, s.fences = nil, nil, nil
+		s.blocks, s.firsts = nil, nil
 	}
 	if err := s.Check(); err != nil {
 		*s = Blocks{}
 		return err
 	}
 
-	for i, b := range s.blocks {
-		s.fences[i].set(b)
-	}
 	if s.open != nil {
 		s.setOpenLP()
 	}
@@ -553,9 +547,9 @@ func (s *Blocks) fitsBytes(tail *Block, fields []Field, maxBytes int) bool {
 }
 
 // MemoryBytes returns the memory the blocks take: their data and offset
-// arrays as allocated, their structs, the index and the fences. O(blocks).
+// arrays as allocated, their structs and the index. O(blocks).
 func (s *Blocks) MemoryBytes() int64 {
-	n := int64(cap(s.blocks))*8 + int64(cap(s.firsts))*16 + int64(cap(s.fences))*4*fenceSlots
+	n := int64(cap(s.blocks))*8 + int64(cap(s.firsts))*16
 	for _, b := range s.blocks {
 		n += 80 + int64(cap(b.data)) + 4*int64(cap(b.offs))
 	}

@@ -52,29 +52,6 @@ func randomProbe(r *rand.Rand, ids []ID) ID {
 	return id
 }
 
-// deleteRandom deletes 1 to most live entries of s at random, and from
-// the model m.
-func deleteRandom(t *testing.T, r *rand.Rand, s *Blocks, m *trimModel, most int) {
-	for range 1 + r.IntN(most) {
-		if len(m.ids) == 0 {
-			break
-		}
-		d := m.ids[r.IntN(len(m.ids))]
-		require.True(t, s.Delete(d))
-		m.remove(d)
-	}
-}
-
-// trimRandom trims s, and the model m (not empty), up to one of m's first
-// window IDs.
-func trimRandom(r *rand.Rand, s *Blocks, m *trimModel, window int) {
-	up := m.ids[r.IntN(min(len(m.ids), window))]
-	s.TrimTo(up)
-	for len(m.ids) > 0 && !up.Less(m.ids[0]) {
-		m.ids = m.ids[1:]
-	}
-}
-
 // TestBlocksSeekRandom builds a storage of many small blocks (so that a
 // seek searches hundreds of first IDs), then deletes entries at random, which frees
 // blocks in the middle, and trims its head, and seeks from random IDs
@@ -96,9 +73,20 @@ func TestBlocksSeekRandom(t *testing.T) {
 			for step := range 150 {
 				switch op := r.IntN(10); {
 				case op < 7 && len(m.ids) > 0:
-					deleteRandom(t, r, &s, &m, 8)
+					for range 1 + r.IntN(8) {
+						if len(m.ids) == 0 {
+							break
+						}
+						d := m.ids[r.IntN(len(m.ids))]
+						require.True(t, s.Delete(d))
+						m.remove(d)
+					}
 				case op < 9 && len(m.ids) > 0:
-					trimRandom(r, &s, &m, 20)
+					up := m.ids[r.IntN(min(len(m.ids), 20))]
+					s.TrimTo(up)
+					for len(m.ids) > 0 && !up.Less(m.ids[0]) {
+						m.ids = m.ids[1:]
+					}
 				default:
 					blocks := make([]*Block, s.NumBlocks())
 					for i := range blocks {
