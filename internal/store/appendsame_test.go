@@ -198,3 +198,97 @@ func TestPutEveryShortValue(t *testing.T) {
 	}
 	require.Equal(t, len(vals), k)
 }
+
+// TestAppendRunSameAsAny stores random batches by AppendBatch (run.encode
+// for the runs it takes) and the same entries by appendAny only, under
+// random limits, and compares the storages field by field and byte by
+// byte after each batch. The entries' names are the master names' own
+// strings, copies of them (other data, equal bytes), names cut out of a
+// longer string, or names of the same lengths that differ in one byte,
+// so that encode's test by data and length (run.seen) meets names it has
+// not seen that are equal, and names that are not; names of under 4 or
+// over 16 bytes go to the caller's comparison. The runs must have taken
+// a good part of the entries.
+func TestAppendRunSameAsAny(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	nameSets := [][]string{
+		{"sensor-id", "temperature"},
+		{"abcd", "efghijk"},
+		{"0123456789abcdef", "0123456789abcdefg"},
+		{"", "x", "xyz"},
+		{strings.Repeat("n", 20), "m"},
+	}
+	variant := func(names []string) []string {
+		out := make([]string, len(names))
+		for i, n := range names {
+			switch r.IntN(6) {
+			case 0:
+				n = strings.Clone(n)
+			case 1:
+				n = ("<" + n + ">")[1 : 1+len(n)]
+			case 2:
+				if len(n) > 0 {
+					b := []byte(n)
+					b[r.IntN(len(b))] ^= 1
+					n = string(b)
+				}
+			}
+			out[i] = n
+		}
+		return out
+	}
+	taken, all := 0, 0
+	for round := range 30 {
+		limits := Limits{MaxEntries: int32(r.IntN(150)) - 1, MaxBytes: int32(r.IntN(6000)) - 1}
+		if r.IntN(2) == 0 {
+			limits = Limits{}
+		}
+		var got, want Blocks
+		got.SetLimits(limits)
+		want.SetLimits(limits)
+		names := nameSets[r.IntN(len(nameSets))]
+		id := ID{1 + r.Uint64N(1<<40), r.Uint64N(100)}
+		for range 1 + r.IntN(30) {
+			n := 1 + r.IntN(80)
+			ids := make([]ID, n)
+			entries := make([][]Field, n)
+			for i := range entries {
+				ns := names
+				if r.IntN(4) == 0 {
+					ns = variant(names)
+				}
+				fields := make([]Field, len(ns))
+				for j, name := range ns {
+					fields[j] = Field{name, randomValue(r, r.IntN(20) != 0)}
+				}
+				ids[i], entries[i] = id, fields
+				id = nextRandomID(r, id)
+			}
+			for i := 0; i < n; {
+				if got.open != nil {
+					if k := got.appendRun(got.open, ids[i:], entries[i:]); k > 0 {
+						for _, e := range entries[i : i+k] {
+							require.True(t, SameNames(got.openNames, e), "round %d: a run took other names", round)
+						}
+						taken += k
+						i += k
+						continue
+					}
+				}
+				got.Append(ids[i], entries[i])
+				i++
+			}
+			for i := range entries {
+				want.appendAny(ids[i], entries[i])
+			}
+			all += n
+			require.Equal(t, want, got, "round %d, batch up to %v", round, ids[n-1])
+			if r.IntN(5) == 0 {
+				del := ids[r.IntN(n)]
+				require.Equal(t, want.Delete(del), got.Delete(del))
+			}
+		}
+		require.NoError(t, got.Check())
+	}
+	require.Greater(t, taken, all/10, "entries runs took, of %d", all)
+}
