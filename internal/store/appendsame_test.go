@@ -292,3 +292,44 @@ func TestAppendRunSameAsAny(t *testing.T) {
 	}
 	require.Greater(t, taken, all/10, "entries runs took, of %d", all)
 }
+
+// FuzzAppendBatch stores entries made of arbitrary bytes (as
+// FuzzEntryCodec splits them: names and values at 0 bytes, a run of
+// entries of a's fields then one of b's, and so on) by AppendBatch in
+// batches of the fuzzed size and by appendAny one by one, under fuzzed
+// limits: the storages are equal field by field and byte by byte, and
+// check.
+func FuzzAppendBatch(f *testing.F) {
+	f.Add([]byte("sensor-id\x000042\x00temperature\x0023.7"), []byte("sensor-id\x00x\x00temperature\x001"), uint16(1), uint8(40), uint8(7), int16(100))
+	f.Add([]byte("a\x00-0"), []byte("a\x00 1\x00b"), uint16(0x7ffe), uint8(90), uint8(33), int16(-1))
+	f.Add([]byte("0123456789abcdef\x001234567890123456"), []byte(""), uint16(62), uint8(255), uint8(0), int16(5))
+	f.Fuzz(func(t *testing.T, a, b []byte, gap uint16, n, batch uint8, maxBytes int16) {
+		kinds := [][]Field{splitFields(a), splitFields(b)}
+		limits := Limits{MaxEntries: int32(n%16) - 1, MaxBytes: int32(maxBytes)}
+		var got, want Blocks
+		got.SetLimits(limits)
+		want.SetLimits(limits)
+		ids := make([]ID, n)
+		entries := make([][]Field, n)
+		id := ID{Ms: 1 << 40, Seq: uint64(gap)}
+		for i := range ids {
+			switch i % 5 {
+			case 3:
+				id = ID{Ms: id.Ms + uint64(gap%300) + 1, Seq: uint64(i) * uint64(gap)}
+			default:
+				id.Seq += uint64(gap%3) + 1
+			}
+			ids[i], entries[i] = id, kinds[i/7%2]
+		}
+		size := 1 + int(batch)
+		for i := 0; i < len(ids); i += size {
+			j := min(i+size, len(ids))
+			got.AppendBatch(ids[i:j], entries[i:j])
+			for k := i; k < j; k++ {
+				want.appendAny(ids[k], entries[k])
+			}
+			require.Equal(t, want, got, "batch from entry %d", i)
+		}
+		require.NoError(t, got.Check())
+	})
+}
