@@ -6,7 +6,7 @@ import (
 )
 
 // The fast path of appends: an entry of the commonest kind stored in one
-// pass that calls nothing (put), alone (Append) or in a run (AppendBatch).
+// pass (put), alone (Append) or in a run (AppendBatch: appendRun, run.encode).
 
 // AppendBatch stores entries[i] with ID ids[i], in order, as that many
 // calls of Append would: the IDs increase and the first is greater than
@@ -20,19 +20,209 @@ func (s *Blocks) AppendBatch(ids []ID, entries [][]Field) {
 				continue
 			}
 		}
-		s.appendAny(ids[i], entries[i])
+		s.Append(ids[i], entries[i])
 		i++
 	}
 }
 
-// appendRun stores the longest prefix of entries (with IDs ids, as many)
-// that put takes, and returns its length.
+// runNamesMax is the most master names appendRun takes.
+const runNamesMax = 8
+
+// appendRun stores, as appendAny would one by one, the longest prefix of
+// entries (with IDs ids) of the common kind (see run.encode) that fits
+// the open block tail as allocated, and returns its length. It sets up a
+// run, lets run.encode store the entries in one loop, compares for it
+// the names it cannot, and writes the block's fields and the counters
+// once at the end. O(len(entries)) for the names compared.
 func (s *Blocks) appendRun(tail *Block, ids []ID, entries [][]Field) int {
-	k := 0
-	for k < len(entries) && s.put(tail, ids[k], entries[k]) {
-		k++
+	maxEntries, maxBytes := s.bounds()
+	n0 := len(tail.offs)
+	room := min(len(entries), len(ids), maxEntries-n0, cap(tail.offs)-n0)
+	names := s.openNames
+	if s.openLPExact || room <= 0 || len(names) > runNamesMax {
+		return 0
 	}
+	data := tail.data
+	r := run{
+		q:       unsafe.Pointer(unsafe.SliceData(data)),
+		offs:    tail.offs[n0 : n0+room],
+		ids:     ids[:room],
+		entries: entries[:room],
+		names:   names,
+		first:   s.openFirst,
+		hdr:     int(tail.hdr),
+		lim:     min(cap(data), int(tail.hdr)+BlockBytesCap),
+		// Redis's bound on bytes counts the names of an entry with the
+		// master names though the block stores only its values (see
+		// appendAny).
+		bmax:  maxBytes - lpSlack - s.openNamesLen,
+		lc:    lpIntSize(int64(len(names) + 3)),
+		l:     len(data),
+		bound: s.openBound,
+	}
+	for r.encode() {
+		// Names encode cannot compare in words: the entry is taken when
+		// they are equal.
+		fields := r.entries[r.k]
+		if !sameNames(names, fields) {
+			break
+		}
+		for i, f := range fields {
+			r.seen[i] = uintptr(unsafe.Pointer(unsafe.StringData(f.Name)))
+		}
+	}
+	k := r.k
+	if k == 0 {
+		return 0
+	}
+	last := ids[k-1]
+	tail.data = data[:r.l] // the same array: no pointer is written
+	tail.offs = tail.offs[:n0+k]
+	tail.last = last
+	tail.live += int32(k)
+	s.openBound = r.bound
+	if s.length == 0 {
+		s.firstID = ids[0]
+	}
+	s.length += int64(k)
+	s.lastID = last
+	s.entriesAdded += int64(k)
 	return k
+}
+
+// run is a run of appends to the open block (appendRun): what encode
+// reads, the names it found equal, and how far it got.
+type run struct {
+	q       unsafe.Pointer       // the block's data array
+	offs    []uint32             // the offset table's slots the run may fill
+	ids     []ID                 // as many as offs
+	entries [][]Field            // as many as offs
+	names   []string             // the master names
+	first   ID                   // the block's first ID
+	hdr     int                  // the block's header length
+	lim     int                  // every entry ends by lim in data (cap, BlockBytesCap)
+	bmax    int                  // an entry of size bytes needs bound+size < bmax
+	lc      int                  // the listpack size of an entry's element count
+	seen    [runNamesMax]uintptr // the data of names found equal to names[i]
+
+	k     int // the entries stored
+	l     int // the data's length
+	bound int // openBound
+}
+
+// encode stores entries from r.k on while they are of the common kind:
+// the master names, an ID that its offset table key and first byte say
+// (see the layout in block.go) but for a uvarint sequence, values of at
+// most shortMax bytes, and room for the values' raw size by every bound
+// (the data as allocated, BlockBytesCap, Redis's byte bound) with no need
+// of the block's exact listpack size. It stores each as appendAny would,
+// byte for byte and with the same bounds kept. It reports true when it
+// stopped at an entry whose names it could not compare (of fewer than 4
+// or more than 16 bytes, and not one of r.seen): the caller compares
+// them and calls it again.
+//
+// It calls only putValues, once an entry, and keeps its state in r rather
+// than in locals, which Go's register allocator would reload at every
+// iteration of the inner loops. A name is equal when it has the data and
+// length of one found equal before (r.seen), else it is compared in two
+// loads of each.
+func (r *run) encode() (compare bool) {
+	// The loop's state stays in r: Go's register allocator would reload
+	// locals live across the inner loops at every iteration of theirs.
+	for ; r.k < len(r.offs); r.k++ {
+		k := r.k
+		fields := r.entries[k]
+		if len(fields) != len(r.names) {
+			break
+		}
+		// The names compared and the size bound of the values.
+		size := 1 // 1 + idExtra + fieldsBound(true, fields)
+		names := r.names[:len(fields)]
+		for i := range fields {
+			f := &fields[i]
+			a, n := f.Name, len(f.Value)
+			if len(a) != len(names[i]) || n > shortMax {
+				size = -1
+				break
+			}
+			size += 1 + n
+			pa := unsafe.Pointer(unsafe.StringData(a))
+			if uintptr(pa) == r.seen[i&(runNamesMax-1)] {
+				continue
+			}
+			pb, m := unsafe.Pointer(unsafe.StringData(names[i])), len(a)
+			ok := false
+			switch {
+			case uint(m-8) <= 8:
+				ok = load64(pa, 0) == load64(pb, 0) && load64(pa, m-8) == load64(pb, m-8)
+			case uint(m-4) <= 3:
+				ok = load32(pa, 0) == load32(pb, 0) && load32(pa, m-4) == load32(pb, m-4)
+			default:
+				return true
+			}
+			if !ok {
+				size = -1
+				break
+			}
+			r.seen[i&(runNamesMax-1)] = uintptr(pa)
+		}
+		if size < 0 {
+			break
+		}
+		// The key and first byte as idKey and Block.append make them, the
+		// size of the uvarint sequence that may follow, and the terms of
+		// lpEntryBound(first, id, size-extra, true, len(fields)) but the
+		// strings' (msd is below 32767).
+		id := r.ids[k]
+		msd, seqd := id.Ms-r.first.Ms, id.Seq-r.first.Seq
+		key, h, extra, lpID := uint32(seqd), byte(FlagSame), 0, 2+2+r.lc
+		if msd != 0 || seqd > 127 {
+			if msd != 0 {
+				if msd >= keyMax {
+					break
+				}
+				key, h = 0x8000|uint32(msd), FlagSame|byte(min(id.Seq, vFollows))<<vShift
+				if id.Seq >= vFollows {
+					extra = uvarintLen(id.Seq)
+				}
+			} else if seqd >= keyMax {
+				break
+			}
+			ls := lpIntSizeNear(int64(seqd))
+			if ls == 0 {
+				ls = lpIntSizeFar(int64(seqd))
+			}
+			lpID = lpIntSizeNear(int64(msd)) + ls + r.lc
+			size += extra
+		}
+		l := r.l
+		if l+size > r.lim || r.bound+size >= r.bmax {
+			break
+		}
+		r.offs[k] = key<<16 | uint32(l-r.hdr)
+		r.bound += 2*(size-extra) + lpID
+		q := r.q
+		*(*byte)(unsafe.Add(q, l)) = h
+		p := l + 1
+		if extra != 0 { // the uvarint sequence
+			x := id.Seq
+			for ; x >= 0x80; x >>= 7 {
+				*(*byte)(unsafe.Add(q, p)) = byte(x) | 0x80
+				p++
+			}
+			*(*byte)(unsafe.Add(q, p)) = byte(x)
+			p++
+		}
+		// Each value of n bytes has its raw size, 1 + n, of room, and
+		// every store below stays inside it. Each is loaded as two
+		// overlapping words (its first and last 2, 4 or 8 bytes), checked
+		// against the alphabet and packed in word operations (notAlpha,
+		// pack8), or stored as the words when raw. A packed store may
+		// write past the packed size: the next value, or the next entry,
+		// writes over those bytes.
+		r.l = putValues(q, p, fields)
+	}
+	return false
 }
 
 // put appends to the open block tail an entry that has its master names, an
@@ -43,10 +233,10 @@ func (s *Blocks) appendRun(tail *Block, ids []ID, entries [][]Field) int {
 // would, byte for byte and with the same bounds kept, and reports true;
 // for any other entry it reports false, having changed nothing.
 //
-// It calls nothing but on rare paths (names of fewer than 4 or more than
-// 16 bytes, a sequence difference to the block's first ID past 32767,
-// growing the offset table): it compares the names and packs the values
-// in word operations (see notAlpha).
+// It calls putValues, and nothing else but on rare paths (names of fewer
+// than 4 or more than 16 bytes, a sequence difference to the block's
+// first ID past 32767, growing the offset table): it compares the names
+// in word operations.
 func (s *Blocks) put(tail *Block, id ID, fields []Field) bool {
 	names, data := s.openNames, tail.data
 	maxEntries, maxBytes := s.bounds()
@@ -94,7 +284,10 @@ func (s *Blocks) put(tail *Block, id ID, fields []Field) bool {
 			}
 		}
 		v := len(fields[i].Value)
-		size += 1 + v + v>>6
+		if v > shortMax {
+			return false
+		}
+		size += 1 + v // fieldsBound's 1 + v + v>>6
 	}
 	l := len(data)
 	off := l - int(tail.hdr)
@@ -108,58 +301,7 @@ func (s *Blocks) put(tail *Block, id ID, fields []Field) bool {
 	if extra != 0 {
 		p += binary.PutUvarint(d[1:], id.Seq)
 	}
-	// Each value of n bytes has its raw size, 1 + n, of room in d, and
-	// every store below stays inside it. A packed store may write past
-	// the packed size: the next value, or the next entry, writes over
-	// those bytes.
-	q := unsafe.Pointer(&d[0])
-	for i := range fields {
-		v := fields[i].Value
-		n := len(v)
-		if n > shortMax {
-			return false
-		}
-		sp, o := unsafe.Pointer(unsafe.StringData(v)), unsafe.Add(q, p)
-		packed := false
-		switch {
-		case n >= 8:
-			a, b := load64(sp, 0), load64(sp, n-8)
-			if packed = notAlpha(a)|notAlpha(b) == 0; packed {
-				// The nibbles of b are those of characters n-8 to n-1;
-				// where they overlap a's they are the same.
-				store64(o, 1, uint64(pack8(a))|uint64(pack8(b))<<(uint(n-8)*4&63))
-			} else {
-				store64(o, 1, a)
-				store64(o, 1+n-8, b)
-			}
-		case n >= 4:
-			a, b := load32(sp, 0), load32(sp, n-4)
-			if packed = notAlpha(uint64(a)|uint64(b)<<32) == 0; packed {
-				store32(o, 1, pack8(uint64(a)|uint64(b)<<(uint(n-4)*8&63)))
-			} else {
-				store32(o, 1, a)
-				store32(o, 1+n-4, b)
-			}
-		case n >= 2:
-			a, b := load16(sp, 0), load16(sp, n-2)
-			if x := uint64(a) | uint64(b)<<16; notAlpha(x|x<<32) == 0 {
-				packed = true
-				store16(o, 1, uint16(pack8(uint64(a)|uint64(b)<<(uint(n-2)*8&63))))
-			} else {
-				store16(o, 1, a)
-				store16(o, 1+n-2, b)
-			}
-		case n == 1:
-			*(*byte)(unsafe.Add(o, 1)) = *(*byte)(sp)
-		}
-		if packed {
-			*(*byte)(o) = strPacked | byte(n)
-			p += 1 + (n+1)/2
-		} else {
-			*(*byte)(o) = byte(n)
-			p += 1 + n
-		}
-	}
+	p = putValues(unsafe.Pointer(&d[0]), p, fields) // inside d: size counts each value raw
 	d[0] = h
 	tail.data = tail.data[:l+p] // the same array: no pointer is written
 	tail.offs = append(tail.offs, key<<16|uint32(off))
@@ -179,4 +321,58 @@ func (s *Blocks) put(tail *Block, id ID, fields []Field) bool {
 	s.openBound += 2*(size-extra) + lpIntSizeNear(int64(msd)) + ls + lc
 	s.appended(id)
 	return true
+}
+
+// putValues writes the values of fields, each of at most shortMax bytes,
+// at q+p on, where each value of n bytes has its raw size, 1 + n, of
+// room, and returns the position after them. Each is loaded as two
+// overlapping words (its first and last 2, 4 or 8 bytes), checked against
+// the alphabet and packed in word operations (notAlpha, pack8), or stored
+// as the words when raw. A packed store may write past the packed size:
+// the next value, or the next entry, writes over those bytes.
+func putValues(q unsafe.Pointer, p int, fields []Field) int {
+	for i := range fields {
+		v := fields[i].Value
+		n := len(v)
+		sp, o := unsafe.Pointer(unsafe.StringData(v)), unsafe.Add(q, p)
+		switch {
+		case n >= 8:
+			a, b := load64(sp, 0), load64(sp, n-8)
+			if notAlpha(a)|notAlpha(b) == 0 {
+				// The nibbles of b are those of characters n-8 to n-1;
+				// where they overlap a's they are the same.
+				store64(o, 1, uint64(pack8(a))|uint64(pack8(b))<<(uint(n-8)*4&63))
+				*(*byte)(o) = strPacked | byte(n)
+				p += 1 + int(uint(n+1)>>1)
+				continue
+			}
+			store64(o, 1, a)
+			store64(o, 1+n-8, b)
+		case n >= 4:
+			a, b := load32(sp, 0), load32(sp, n-4)
+			if notAlpha(uint64(a)|uint64(b)<<32) == 0 {
+				store32(o, 1, pack8(uint64(a)|uint64(b)<<(uint(n-4)*8&63)))
+				*(*byte)(o) = strPacked | byte(n)
+				p += 1 + int(uint(n+1)>>1)
+				continue
+			}
+			store32(o, 1, a)
+			store32(o, 1+n-4, b)
+		case n >= 2:
+			a, b := load16(sp, 0), load16(sp, n-2)
+			if x := uint64(a) | uint64(b)<<16; notAlpha(x|x<<32) == 0 {
+				store16(o, 1, uint16(pack8(uint64(a)|uint64(b)<<(uint(n-2)*8&63))))
+				*(*byte)(o) = strPacked | byte(n)
+				p += 1 + int(uint(n+1)>>1)
+				continue
+			}
+			store16(o, 1, a)
+			store16(o, 1+n-2, b)
+		case n == 1:
+			*(*byte)(unsafe.Add(o, 1)) = *(*byte)(sp)
+		}
+		*(*byte)(o) = byte(n)
+		p += 1 + n
+	}
+	return p
 }

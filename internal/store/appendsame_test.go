@@ -198,3 +198,138 @@ func TestPutEveryShortValue(t *testing.T) {
 	}
 	require.Equal(t, len(vals), k)
 }
+
+// TestAppendRunSameAsAny stores random batches by AppendBatch (run.encode
+// for the runs it takes) and the same entries by appendAny only, under
+// random limits, and compares the storages field by field and byte by
+// byte after each batch. The entries' names are the master names' own
+// strings, copies of them (other data, equal bytes), names cut out of a
+// longer string, or names of the same lengths that differ in one byte,
+// so that encode's test by data and length (run.seen) meets names it has
+// not seen that are equal, and names that are not; names of under 4 or
+// over 16 bytes go to the caller's comparison. The runs must have taken
+// a good part of the entries.
+func TestAppendRunSameAsAny(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	nameSets := [][]string{
+		{"sensor-id", "temperature"},
+		{"abcd", "efghijk"},
+		{"0123456789abcdef", "0123456789abcdefg"},
+		{"", "x", "xyz"},
+		{strings.Repeat("n", 20), "m"},
+	}
+	variant := func(names []string) []string {
+		out := make([]string, len(names))
+		for i, n := range names {
+			switch r.IntN(6) {
+			case 0:
+				n = strings.Clone(n)
+			case 1:
+				n = ("<" + n + ">")[1 : 1+len(n)]
+			case 2:
+				if len(n) > 0 {
+					b := []byte(n)
+					b[r.IntN(len(b))] ^= 1
+					n = string(b)
+				}
+			}
+			out[i] = n
+		}
+		return out
+	}
+	taken, all := 0, 0
+	for round := range 30 {
+		limits := Limits{MaxEntries: int32(r.IntN(150)) - 1, MaxBytes: int32(r.IntN(6000)) - 1}
+		if r.IntN(2) == 0 {
+			limits = Limits{}
+		}
+		var got, want Blocks
+		got.SetLimits(limits)
+		want.SetLimits(limits)
+		names := nameSets[r.IntN(len(nameSets))]
+		id := ID{1 + r.Uint64N(1<<40), r.Uint64N(100)}
+		for range 1 + r.IntN(30) {
+			n := 1 + r.IntN(80)
+			ids := make([]ID, n)
+			entries := make([][]Field, n)
+			for i := range entries {
+				ns := names
+				if r.IntN(4) == 0 {
+					ns = variant(names)
+				}
+				fields := make([]Field, len(ns))
+				for j, name := range ns {
+					fields[j] = Field{name, randomValue(r, r.IntN(20) != 0)}
+				}
+				ids[i], entries[i] = id, fields
+				id = nextRandomID(r, id)
+			}
+			for i := 0; i < n; {
+				if got.open != nil {
+					if k := got.appendRun(got.open, ids[i:], entries[i:]); k > 0 {
+						for _, e := range entries[i : i+k] {
+							require.True(t, SameNames(got.openNames, e), "round %d: a run took other names", round)
+						}
+						taken += k
+						i += k
+						continue
+					}
+				}
+				got.Append(ids[i], entries[i])
+				i++
+			}
+			for i := range entries {
+				want.appendAny(ids[i], entries[i])
+			}
+			all += n
+			require.Equal(t, want, got, "round %d, batch up to %v", round, ids[n-1])
+			if r.IntN(5) == 0 {
+				del := ids[r.IntN(n)]
+				require.Equal(t, want.Delete(del), got.Delete(del))
+			}
+		}
+		require.NoError(t, got.Check())
+	}
+	require.Greater(t, taken, all/10, "entries runs took, of %d", all)
+}
+
+// FuzzAppendBatch stores entries made of arbitrary bytes (as
+// FuzzEntryCodec splits them: names and values at 0 bytes, a run of
+// entries of a's fields then one of b's, and so on) by AppendBatch in
+// batches of the fuzzed size and by appendAny one by one, under fuzzed
+// limits: the storages are equal field by field and byte by byte, and
+// check.
+func FuzzAppendBatch(f *testing.F) {
+	f.Add([]byte("sensor-id\x000042\x00temperature\x0023.7"), []byte("sensor-id\x00x\x00temperature\x001"), uint16(1), uint8(40), uint8(7), int16(100))
+	f.Add([]byte("a\x00-0"), []byte("a\x00 1\x00b"), uint16(0x7ffe), uint8(90), uint8(33), int16(-1))
+	f.Add([]byte("0123456789abcdef\x001234567890123456"), []byte(""), uint16(62), uint8(255), uint8(0), int16(5))
+	f.Fuzz(func(t *testing.T, a, b []byte, gap uint16, n, batch uint8, maxBytes int16) {
+		kinds := [][]Field{splitFields(a), splitFields(b)}
+		limits := Limits{MaxEntries: int32(n%16) - 1, MaxBytes: int32(maxBytes)}
+		var got, want Blocks
+		got.SetLimits(limits)
+		want.SetLimits(limits)
+		ids := make([]ID, n)
+		entries := make([][]Field, n)
+		id := ID{Ms: 1 << 40, Seq: uint64(gap)}
+		for i := range ids {
+			switch i % 5 {
+			case 3:
+				id = ID{Ms: id.Ms + uint64(gap%300) + 1, Seq: uint64(i) * uint64(gap)}
+			default:
+				id.Seq += uint64(gap%3) + 1
+			}
+			ids[i], entries[i] = id, kinds[i/7%2]
+		}
+		size := 1 + int(batch)
+		for i := 0; i < len(ids); i += size {
+			j := min(i+size, len(ids))
+			got.AppendBatch(ids[i:j], entries[i:j])
+			for k := i; k < j; k++ {
+				want.appendAny(ids[k], entries[k])
+			}
+			require.Equal(t, want, got, "batch from entry %d", i)
+		}
+		require.NoError(t, got.Check())
+	})
+}

@@ -210,19 +210,7 @@ func FuzzEntryCodec(f *testing.F) {
 	f.Add([]byte("a\x00-0"), []byte("a\x00 1\x00b"), uint16(0x8000), uint8(70))
 	f.Add([]byte(""), []byte("\x00\x00"), uint16(0xffff), uint8(255))
 	f.Fuzz(func(t *testing.T, a, b []byte, gap uint16, n uint8) {
-		split := func(x []byte) []Field {
-			parts := strings.Split(string(x), "\x00")
-			var fs []Field
-			for i := 0; i < len(parts); i += 2 {
-				f := Field{Name: parts[i]}
-				if i+1 < len(parts) {
-					f.Value = parts[i+1]
-				}
-				fs = append(fs, f)
-			}
-			return fs
-		}
-		kinds := [][]Field{split(a), split(b)}
+		kinds := [][]Field{splitFields(a), splitFields(b)}
 		var s Blocks
 		s.SetLimits(Limits{MaxEntries: int32(1 + n%8), MaxBytes: -1})
 		var ids []ID
@@ -283,4 +271,19 @@ func BenchmarkAppendStrText(b *testing.B) {
 			}
 		})
 	}
+}
+
+// splitFields makes fields of arbitrary bytes for the fuzz targets: the
+// names and values of x split at its 0 bytes, in turn.
+func splitFields(x []byte) []Field {
+	parts := strings.Split(string(x), "\x00")
+	var fs []Field
+	for i := 0; i < len(parts); i += 2 {
+		f := Field{Name: parts[i]}
+		if i+1 < len(parts) {
+			f.Value = parts[i+1]
+		}
+		fs = append(fs, f)
+	}
+	return fs
 }

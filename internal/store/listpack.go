@@ -59,6 +59,18 @@ func lpIntSizeNear(v int64) int {
 	return 0
 }
 
+// lpIntSizeFar is lpIntSize for v outside -32768 to 32767, inlined:
+// the 24-bit, 32-bit and 64-bit integer encodings and their back-length.
+func lpIntSizeFar(v int64) int {
+	switch {
+	case uint64(v+1<<23) < 1<<24:
+		return 5
+	case uint64(v+1<<31) < 1<<32:
+		return 6
+	}
+	return 10
+}
+
 // lpIntSizeWide is lpIntSize for any value.
 func lpIntSizeWide(v int64) int {
 	var l int
