@@ -99,6 +99,7 @@ func BenchmarkShardedPut(b *testing.B) {
 		}
 	})
 	b.Run("ratio", func(b *testing.B) { putRatio(b, keys) })
+	b.Run("ratio-parts", func(b *testing.B) { putParts(b, keys) })
 }
 
 // putRatio times b.N Puts into a 4-shard stream in rounds of 512 and,
@@ -123,15 +124,9 @@ func putRatio(b *testing.B, keys []string) {
 	b.ResetTimer()
 	for done := 0; done < b.N; {
 		n := min(chunk, b.N-done)
-		start := time.Now()
-		for i := done; i < done+n; i++ {
-			if _, err := ss.Put(keys[i%len(keys)], PutArgs{}, shardBenchFields...); err != nil {
-				b.Fatal(err)
-			}
-		}
-		dPut := time.Since(start)
+		dPut := timePuts(b, ss, keys, done, n)
 		b.StopTimer()
-		start = time.Now()
+		start := time.Now()
 		for i := done; i < done+n; i++ {
 			if _, err := s.Add(AddArgs{}, Field{partitionKeyField, keys[i%len(keys)]}, shardBenchFields[0], shardBenchFields[1]); err != nil {
 				b.Fatal(err)
@@ -155,6 +150,73 @@ func putRatio(b *testing.B, keys []string) {
 	b.ReportMetric(ratios[len(ratios)/2], "x-add+md5-median")
 	b.ReportMetric(float64(tAdd.Nanoseconds())/float64(b.N), "add-ns/op")
 	b.ReportMetric(float64(tMD5.Nanoseconds())/float64(b.N), "md5-ns/op")
+}
+
+// timePuts returns the time of Puts of the records done to done+n-1 (by
+// key, as the ratio benchmarks number them) into ss.
+func timePuts(b *testing.B, ss *ShardedStream, keys []string, done, n int) time.Duration {
+	start := time.Now()
+	for i := done; i < done+n; i++ {
+		if _, err := ss.Put(keys[i%len(keys)], PutArgs{}, shardBenchFields...); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return time.Since(start)
+}
+
+// putParts splits the ratio of putRatio in two, from rounds of 512 Puts
+// into a 4-shard stream and, with the timer stopped, as many MD5s of the
+// keys each followed by an Add of the entry Put stores, to one of four
+// plain Streams picked by the hash as Put picks its shard (x4), and to
+// one plain Stream by the same code (x1). It reports the medians of the
+// rounds' ratios: Put over x4 as x-add4+md5-median, what Put's own layer
+// costs (routing, the shard's checks, the PutResult, the entry's copy);
+// and x4 over x1 as add4/add1-median, what spreading the entries over
+// four streams costs the Adds.
+func putParts(b *testing.B, keys []string) {
+	const chunk = 512
+	ss, err := NewShardedStream(ShardedArgs{Shards: 4})
+	if err != nil {
+		b.Fatal(err)
+	}
+	// Four shards of equal width: the shard of h is h.Hi>>62.
+	four := []*Stream{NewStream(), NewStream(), NewStream(), NewStream()}
+	one := NewStream()
+	hashAdd := func(streams []*Stream, mask uint64, done, n int) time.Duration {
+		start := time.Now()
+		for i := done; i < done+n; i++ {
+			k := keys[i%len(keys)]
+			s := streams[PartitionHashKey(k).Hi>>62&mask]
+			if _, err := s.Add(AddArgs{}, Field{partitionKeyField, k}, shardBenchFields[0], shardBenchFields[1]); err != nil {
+				b.Fatal(err)
+			}
+		}
+		return time.Since(start)
+	}
+	var own, spread []float64
+	b.ReportAllocs()
+	b.ResetTimer()
+	for done := 0; done < b.N; {
+		n := min(chunk, b.N-done)
+		dPut := timePuts(b, ss, keys, done, n)
+		b.StopTimer()
+		d4 := hashAdd(four, 3, done, n)
+		d1 := hashAdd([]*Stream{one, one, one, one}, 0, done, n)
+		own = append(own, float64(dPut)/float64(d4))
+		spread = append(spread, float64(d4)/float64(d1))
+		done += n
+		b.StartTimer()
+	}
+	b.StopTimer()
+	for i, sh := range ss.open {
+		if four[i].Len() != sh.s.Len() {
+			b.Fatalf("shard %d holds %d records, its plain stream %d", i, sh.s.Len(), four[i].Len())
+		}
+	}
+	slices.Sort(own)
+	slices.Sort(spread)
+	b.ReportMetric(own[len(own)/2], "x-add4+md5-median")
+	b.ReportMetric(spread[len(spread)/2], "add4/add1-median")
 }
 
 // BenchmarkSplitShard splits a shard holding 10,000 or 1,000,000
