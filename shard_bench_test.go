@@ -32,15 +32,17 @@ func BenchmarkShardedPut(b *testing.B) {
 		}
 	})
 	b.Run("baseline-Stream.Add-with-key", func(b *testing.B) {
-		s := NewStream()
-		b.ReportAllocs()
-		i := 0
-		for b.Loop() {
-			k := keys[i%len(keys)]
-			if _, err := s.Add(AddArgs{}, Field{partitionKeyField, k}, shardBenchFields[0], shardBenchFields[1]); err != nil {
-				b.Fatal(err)
-			}
-			i++
+		addWithKey(b, NewStream(), keys)
+	})
+	// The same Add with stream-node-max-bytes 16384 instead of 4096:
+	// its blocks still end at 100 entries, by the count, but no entry
+	// takes the storage's path for blocks near the bound on bytes, where
+	// it computes the block's exact listpack size (see Blocks.fitsBytes).
+	b.Run("baseline-Stream.Add-with-key-16k-node", func(b *testing.B) {
+		s := NewStream(WithNodeSize(100, 16384))
+		n := addWithKey(b, s, keys)
+		if got, want := s.st.NumBlocks(), (n+99)/100; got != want {
+			b.Fatalf("%d entries in %d blocks, want %d of 100", n, got, want)
 		}
 	})
 	b.Run("md5", func(b *testing.B) {
@@ -100,6 +102,21 @@ func BenchmarkShardedPut(b *testing.B) {
 	})
 	b.Run("ratio", func(b *testing.B) { putRatio(b, keys) })
 	b.Run("ratio-parts", func(b *testing.B) { putParts(b, keys) })
+}
+
+// addWithKey adds the entry Put stores (the partition key first, then
+// the fields) to s in a b.Loop, the keys in turn, and returns how many.
+func addWithKey(b *testing.B, s *Stream, keys []string) int {
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		k := keys[i%len(keys)]
+		if _, err := s.Add(AddArgs{}, Field{partitionKeyField, k}, shardBenchFields[0], shardBenchFields[1]); err != nil {
+			b.Fatal(err)
+		}
+		i++
+	}
+	return i
 }
 
 // putRatio times b.N Puts into a 4-shard stream in rounds of 512 and,
