@@ -32,15 +32,17 @@ func BenchmarkShardedPut(b *testing.B) {
 		}
 	})
 	b.Run("baseline-Stream.Add-with-key", func(b *testing.B) {
-		s := NewStream()
-		b.ReportAllocs()
-		i := 0
-		for b.Loop() {
-			k := keys[i%len(keys)]
-			if _, err := s.Add(AddArgs{}, Field{partitionKeyField, k}, shardBenchFields[0], shardBenchFields[1]); err != nil {
-				b.Fatal(err)
-			}
-			i++
+		addWithKey(b, NewStream(), keys)
+	})
+	// The same Add with stream-node-max-bytes 16384 instead of 4096:
+	// its blocks still end at 100 entries, by the count, but no entry
+	// takes the storage's path for blocks near the bound on bytes, where
+	// it computes the block's exact listpack size (see Blocks.fitsBytes).
+	b.Run("baseline-Stream.Add-with-key-16k-node", func(b *testing.B) {
+		s := NewStream(WithNodeSize(100, 16384))
+		n := addWithKey(b, s, keys)
+		if got, want := s.st.NumBlocks(), (n+99)/100; got != want {
+			b.Fatalf("%d entries in %d blocks, want %d of 100", n, got, want)
 		}
 	})
 	b.Run("md5", func(b *testing.B) {
@@ -99,6 +101,22 @@ func BenchmarkShardedPut(b *testing.B) {
 		}
 	})
 	b.Run("ratio", func(b *testing.B) { putRatio(b, keys) })
+	b.Run("ratio-parts", func(b *testing.B) { putParts(b, keys) })
+}
+
+// addWithKey adds the entry Put stores (the partition key first, then
+// the fields) to s in a b.Loop, the keys in turn, and returns how many.
+func addWithKey(b *testing.B, s *Stream, keys []string) int {
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		k := keys[i%len(keys)]
+		if _, err := s.Add(AddArgs{}, Field{partitionKeyField, k}, shardBenchFields[0], shardBenchFields[1]); err != nil {
+			b.Fatal(err)
+		}
+		i++
+	}
+	return i
 }
 
 // putRatio times b.N Puts into a 4-shard stream in rounds of 512 and,
@@ -123,15 +141,9 @@ func putRatio(b *testing.B, keys []string) {
 	b.ResetTimer()
 	for done := 0; done < b.N; {
 		n := min(chunk, b.N-done)
-		start := time.Now()
-		for i := done; i < done+n; i++ {
-			if _, err := ss.Put(keys[i%len(keys)], PutArgs{}, shardBenchFields...); err != nil {
-				b.Fatal(err)
-			}
-		}
-		dPut := time.Since(start)
+		dPut := timePuts(b, ss, keys, done, n)
 		b.StopTimer()
-		start = time.Now()
+		start := time.Now()
 		for i := done; i < done+n; i++ {
 			if _, err := s.Add(AddArgs{}, Field{partitionKeyField, keys[i%len(keys)]}, shardBenchFields[0], shardBenchFields[1]); err != nil {
 				b.Fatal(err)
@@ -155,6 +167,73 @@ func putRatio(b *testing.B, keys []string) {
 	b.ReportMetric(ratios[len(ratios)/2], "x-add+md5-median")
 	b.ReportMetric(float64(tAdd.Nanoseconds())/float64(b.N), "add-ns/op")
 	b.ReportMetric(float64(tMD5.Nanoseconds())/float64(b.N), "md5-ns/op")
+}
+
+// timePuts returns the time of Puts of the records done to done+n-1 (by
+// key, as the ratio benchmarks number them) into ss.
+func timePuts(b *testing.B, ss *ShardedStream, keys []string, done, n int) time.Duration {
+	start := time.Now()
+	for i := done; i < done+n; i++ {
+		if _, err := ss.Put(keys[i%len(keys)], PutArgs{}, shardBenchFields...); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return time.Since(start)
+}
+
+// putParts splits the ratio of putRatio in two, from rounds of 512 Puts
+// into a 4-shard stream and, with the timer stopped, as many MD5s of the
+// keys each followed by an Add of the entry Put stores, to one of four
+// plain Streams picked by the hash as Put picks its shard (x4), and to
+// one plain Stream by the same code (x1). It reports the medians of the
+// rounds' ratios: Put over x4 as x-add4+md5-median, what Put's own layer
+// costs (routing, the shard's checks, the PutResult, the entry's copy);
+// and x4 over x1 as add4/add1-median, what spreading the entries over
+// four streams costs the Adds.
+func putParts(b *testing.B, keys []string) {
+	const chunk = 512
+	ss, err := NewShardedStream(ShardedArgs{Shards: 4})
+	if err != nil {
+		b.Fatal(err)
+	}
+	// Four shards of equal width: the shard of h is h.Hi>>62.
+	four := []*Stream{NewStream(), NewStream(), NewStream(), NewStream()}
+	one := NewStream()
+	hashAdd := func(streams []*Stream, mask uint64, done, n int) time.Duration {
+		start := time.Now()
+		for i := done; i < done+n; i++ {
+			k := keys[i%len(keys)]
+			s := streams[PartitionHashKey(k).Hi>>62&mask]
+			if _, err := s.Add(AddArgs{}, Field{partitionKeyField, k}, shardBenchFields[0], shardBenchFields[1]); err != nil {
+				b.Fatal(err)
+			}
+		}
+		return time.Since(start)
+	}
+	var own, spread []float64
+	b.ReportAllocs()
+	b.ResetTimer()
+	for done := 0; done < b.N; {
+		n := min(chunk, b.N-done)
+		dPut := timePuts(b, ss, keys, done, n)
+		b.StopTimer()
+		d4 := hashAdd(four, 3, done, n)
+		d1 := hashAdd([]*Stream{one, one, one, one}, 0, done, n)
+		own = append(own, float64(dPut)/float64(d4))
+		spread = append(spread, float64(d4)/float64(d1))
+		done += n
+		b.StartTimer()
+	}
+	b.StopTimer()
+	for i, sh := range ss.open {
+		if four[i].Len() != sh.s.Len() {
+			b.Fatalf("shard %d holds %d records, its plain stream %d", i, sh.s.Len(), four[i].Len())
+		}
+	}
+	slices.Sort(own)
+	slices.Sort(spread)
+	b.ReportMetric(own[len(own)/2], "x-add4+md5-median")
+	b.ReportMetric(spread[len(spread)/2], "add4/add1-median")
 }
 
 // BenchmarkSplitShard splits a shard holding 10,000 or 1,000,000

@@ -135,6 +135,30 @@ func TestPutRoutesByMD5(t *testing.T) {
 	}
 }
 
+// TestPartitionHashKeyLengths: PartitionHashKey is the MD5 of the key's
+// bytes for the empty key and keys around MD5's padding and block sizes
+// (55, 56, 63, 64 and 65 bytes), of every byte value, and for keys that
+// are parts of a larger string, which it leaves as it was.
+func TestPartitionHashKeyLengths(t *testing.T) {
+	var all strings.Builder
+	for i := range 300 {
+		all.WriteByte(byte(i * 7))
+	}
+	text := all.String()
+	before := strings.Clone(text)
+	for _, n := range []int{0, 1, 2, 9, 10, 16, 55, 56, 63, 64, 65, 119, 120, 128, 256, 299} {
+		for _, from := range []int{0, 1} {
+			k := text[from : from+n]
+			sum := md5.Sum([]byte(k))
+			want := new(big.Int).SetBytes(sum[:])
+			require.Zero(t, bigOf(PartitionHashKey(k)).Cmp(want), "key of %d bytes from %d", n, from)
+		}
+	}
+	require.Equal(t, before, text)
+	empty := new(big.Int).SetBytes([]byte{0xd4, 0x1d, 0x8c, 0xd9, 0x8f, 0x00, 0xb2, 0x04, 0xe9, 0x80, 0x09, 0x98, 0xec, 0xf8, 0x42, 0x7e})
+	require.Zero(t, bigOf(PartitionHashKey("")).Cmp(empty), "MD5 of the empty key")
+}
+
 func TestPutExplicitHashKeyAndOrder(t *testing.T) {
 	clk := newTestClock(1_700_000_000_000)
 	ss := newSharded(t, 2, clk)
