@@ -127,27 +127,52 @@ const benchBatch = 64
 // reports the ratio of the two times as x-chan and the channel's time
 // per entry as chan-ns/op.
 func benchAgainstChan(b *testing.B, add func(s *Stream, i, n int)) {
-	const chunk = 1 << 14
-	es := benchEntries()
 	s := NewStream()
-	c := make(chan Entry, 1024)
-	var added, ch time.Duration
+	var r chanRatio
 	b.ReportAllocs()
 	b.ResetTimer()
 	for done := 0; done < b.N; {
-		n := min(chunk, b.N-done)
+		n := min(chanChunk, b.N-done)
 		start := time.Now()
 		add(s, done, n)
-		added += time.Since(start)
+		r.timed(b, start, n)
 		done += n
-		b.StopTimer()
-		ch += chanRoundTrips(c, n, es)
-		b.StartTimer()
 	}
-	b.StopTimer()
-	b.ReportMetric(float64(added)/float64(ch), "x-chan")
-	b.ReportMetric(float64(ch.Nanoseconds())/float64(b.N), "chan-ns/op")
+	r.report(b)
 	runtime.KeepAlive(s)
+}
+
+// chanChunk is the number of operations between two runs of channel round
+// trips of a chanRatio.
+const chanChunk = 1 << 14
+
+// chanRatio times a benchmark's chunks of operations against as many
+// channel round trips (as BenchmarkChanBaseline does) run between them
+// with the timer stopped, so that a ratio comes from one run and the
+// machine's noise hits both sides alike. Its zero value is ready.
+type chanRatio struct {
+	ch        chan Entry
+	took, chs time.Duration
+}
+
+// timed adds the time since start of a chunk of n operations, then runs n
+// channel round trips with b's timer stopped.
+func (r *chanRatio) timed(b *testing.B, start time.Time, n int) {
+	r.took += time.Since(start)
+	b.StopTimer()
+	if r.ch == nil {
+		r.ch = make(chan Entry, 1024)
+	}
+	r.chs += chanRoundTrips(r.ch, n, benchEntries())
+	b.StartTimer()
+}
+
+// report stops b's timer and reports the ratio of the chunks' time to
+// the channel's as x-chan and the channel's time per op as chan-ns/op.
+func (r *chanRatio) report(b *testing.B) {
+	b.StopTimer()
+	b.ReportMetric(float64(r.took)/float64(r.chs), "x-chan")
+	b.ReportMetric(float64(r.chs.Nanoseconds())/float64(b.N), "chan-ns/op")
 }
 
 // BenchmarkChanBaseline is the yardstick of BenchmarkAdd: a buffered

@@ -28,7 +28,7 @@ func bigEntries(t *testing.T, rng *rand.Rand, s *Stream, n, maxLen int) []Entry 
 	return want
 }
 
-// A collect past chunkMin goes on in chunks; the entries read are still
+// A collect past store.ChunkMin goes on in chunks; the entries read are still
 // those added, whole and in pieces, in both orders, with the master names
 // of blocks that began in an earlier chunk.
 func TestCollectChunks(t *testing.T) {
@@ -54,7 +54,7 @@ func TestCollectChunks(t *testing.T) {
 	}
 }
 
-// GetRecords of a shard past chunkMin returns the records put, partition
+// GetRecords of a shard past store.ChunkMin returns the records put, partition
 // keys included.
 func TestCollectChunksRecords(t *testing.T) {
 	ss, err := NewShardedStream(ShardedArgs{Shards: 1})
@@ -105,24 +105,24 @@ func TestCollectOffsetsPast2GiB(t *testing.T) {
 	const before = 3 << 30
 	c := getCollector()
 	defer putCollector(c)
-	c.sealedLen = before
+	c.SealedLen = before
 	s.mu.RLock()
 	s.collectRangeLocked(c, ID{}, MaxID(), 0, false)
 	s.mu.RUnlock()
-	require.Len(t, c.ids, len(want))
-	chunk := string(c.buf)
+	require.Len(t, c.IDs, len(want))
+	chunk := string(c.Buf)
 	tx := text{chunks: []string{"", chunk}, starts: []int{0, before}}
-	spans := c.spans
+	spans := c.Spans
 	for i, e := range want {
-		require.Equal(t, e.ID, c.ids[i])
-		require.Equal(t, len(e.Fields), int(c.nf[i]))
+		require.Equal(t, e.ID, c.IDs[i])
+		require.Equal(t, len(e.Fields), int(c.NF[i]))
 		for k, f := range e.Fields {
 			name, value := spans[2*k], spans[2*k+1]
-			require.GreaterOrEqual(t, name.off, before)
+			require.GreaterOrEqual(t, name.Off, before)
 			require.Equal(t, f.Name, tx.at(name))
 			require.Equal(t, f.Value, tx.at(value))
 		}
 		spans = spans[2*len(e.Fields):]
 	}
-	c.sealedLen = 0 // the pretended chunks are not there to drop
+	c.SealedLen = 0 // the pretended chunks are not there to drop
 }

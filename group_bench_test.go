@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"strconv"
 	"testing"
+	"time"
 )
 
 // gbFields is the benchmark entry: {"sensor-id": 4 digits, "temperature"}.
@@ -30,35 +31,45 @@ func gbStream(b *testing.B, n int) *Stream {
 }
 
 // BenchmarkReadGroupAck consumes a 100,000-entry stream in batches of 100:
-// ReadGroup ">" then AckIDs of the batch. One op is one message.
+// ReadGroup ">" then AckIDs of the batch. One op is one message. Between
+// chunks of about chanChunk messages, with the timer stopped, it runs as
+// many channel round trips and reports the ratio of the times as x-chan
+// (as BenchmarkAdd does).
 func BenchmarkReadGroupAck(b *testing.B) {
 	const entries, batch = 100_000, 100
 	s := gbStream(b, entries)
 	ctx := context.Background()
 	ids := make([]ID, 0, batch)
+	var r chanRatio
 	b.ReportAllocs()
 	b.ResetTimer()
 	for done := 0; done < b.N; {
-		es, err := s.ReadGroup(ctx, "g", "c", ">", ReadGroupArgs{Count: batch})
-		if err != nil {
-			b.Fatal(err)
-		}
-		if len(es) == 0 {
-			// The whole stream was consumed: start over.
-			if err := s.SetGroupID("g", "0", GroupOptions{}); err != nil {
+		start, n := time.Now(), 0
+		for n < chanChunk && done < b.N {
+			es, err := s.ReadGroup(ctx, "g", "c", ">", ReadGroupArgs{Count: batch})
+			if err != nil {
 				b.Fatal(err)
 			}
-			continue
+			if len(es) == 0 {
+				// The whole stream was consumed: start over.
+				if err := s.SetGroupID("g", "0", GroupOptions{}); err != nil {
+					b.Fatal(err)
+				}
+				continue
+			}
+			ids = ids[:0]
+			for _, e := range es {
+				ids = append(ids, e.ID)
+			}
+			if k, err := s.AckIDs("g", ids...); err != nil || k != int64(len(ids)) {
+				b.Fatal(k, err)
+			}
+			done += len(es)
+			n += len(es)
 		}
-		ids = ids[:0]
-		for _, e := range es {
-			ids = append(ids, e.ID)
-		}
-		if n, err := s.AckIDs("g", ids...); err != nil || n != int64(len(ids)) {
-			b.Fatal(n, err)
-		}
-		done += len(es)
+		r.timed(b, start, n)
 	}
+	r.report(b)
 }
 
 // pelSizes are the PEL sizes of the PEL benchmarks.

@@ -35,7 +35,7 @@ func (s *Stream) readClaimLocked(l *groupLocks, g *group, c *consumer, args Read
 	defer putCollector(col)
 	var ds []Delivery
 	for _, cd := range cands {
-		if args.Count > 0 && len(col.ids) >= args.Count {
+		if args.Count > 0 && len(col.IDs) >= args.Count {
 			break
 		}
 		b, flags, body, ok := s.entryLocked(cd.id)
@@ -56,9 +56,9 @@ func (s *Stream) readClaimLocked(l *groupLocks, g *group, c *consumer, args Read
 		s.claimLocked(g, cd.id, c, now, n)
 		col.add(b, cd.id, flags, body)
 	}
-	claimed := len(col.ids)
+	claimed := len(col.IDs)
 	s.deliverNewLocked(col, g, c, args.Count, args.NoAck, now)
-	if claimed > 0 && (args.NoAck || len(col.ids) == claimed) {
+	if claimed > 0 && (args.NoAck || len(col.IDs) == claimed) {
 		s.activateConsumerLocked(g, c, now) // else deliverNewLocked did
 	}
 	es := col.entries()

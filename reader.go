@@ -144,7 +144,7 @@ func (r *ShardReader) passLocked(count int) []Record {
 			rd := sh.collect(c, from, false, min(per, count-got))
 			if rd.n > 0 {
 				got += rd.n
-				r.pos[sh.num] = c.ids[len(c.ids)-1]
+				r.pos[sh.num] = c.IDs[len(c.IDs)-1]
 				parts = append(parts, shardCount{sh, rd.n})
 			}
 			if rd.more {

@@ -112,22 +112,19 @@ func (s *Stream) readNewLocked(g *group, c *consumer, count int, noack bool, now
 // deliverNewLocked is readNewLocked into col, which may hold entries
 // already: count caps the entries in col (0: no cap).
 func (s *Stream) deliverNewLocked(col *collector, g *group, c *consumer, count int, noack bool, now int64) {
-	if count > 0 && len(col.ids) >= count {
+	if count > 0 && len(col.IDs) >= count {
 		return
 	}
-	start := len(col.ids)
+	start := len(col.IDs)
 	owner := c
 	if noack {
 		owner = nil
 	}
 	if lo, ok := g.lastID.Next(); ok && g.lastID.Less(ID(s.st.LastID())) {
-		s.walkLocked(lo, MaxID(), false, func(b *store.Block, sk sID, flags byte, body int) bool {
-			col.add(b, ID(sk), flags, body)
-			return count == 0 || len(col.ids) < count
-		})
+		col.Walk(&s.st, sid(lo), store.MaxID, collectLimit(count, len(col.IDs)))
 	}
-	if len(col.ids) > start {
-		s.deliverRunLocked(g, owner, col.ids[start:], now)
+	if len(col.IDs) > start {
+		s.deliverRunLocked(g, owner, col.IDs[start:], now)
 		if !noack {
 			s.activateConsumerLocked(g, c, now)
 		}
@@ -170,7 +167,7 @@ func (s *Stream) historyLocked(l *groupLocks, g *group, c *consumer, after ID, c
 			col.add(b, id, flags, body)
 			s.redeliverLocked(g, id, now)
 		}
-		return count == 0 || len(col.ids) < count
+		return count == 0 || len(col.IDs) < count
 	})
 	for _, id := range due {
 		rec, _ := g.pendingLocked(id)

@@ -83,15 +83,15 @@ func (s *Stream) ScanNoCopy(start, end string, count int, rev bool) (iter.Seq2[I
 				batch = min(batch, left)
 			}
 			c.reset()
-			c.noSeal = true // one buffer, reused: view reads it
+			c.NoSeal = true // one buffer, reused: view reads it
 			s.mu.RLock()
 			s.collectRangeLocked(c, lo, hi, batch, rev)
 			s.runlock()
-			n := len(c.ids)
+			n := len(c.IDs)
 			s.ctr.read.Add(int64(n))
-			spans := c.spans
-			for i, id := range c.ids {
-				nf := int(c.nf[i])
+			spans := c.Spans
+			for i, id := range c.IDs {
+				nf := int(c.NF[i])
 				c.fields = c.fields[:0]
 				for k := range nf {
 					c.fields = append(c.fields, Field{c.view(spans[2*k]), c.view(spans[2*k+1])})
@@ -105,7 +105,7 @@ func (s *Stream) ScanNoCopy(start, end string, count int, rev bool) (iter.Seq2[I
 				return
 			}
 			var ok bool
-			if last := c.ids[n-1]; rev {
+			if last := c.IDs[n-1]; rev {
 				hi, ok = last.Prev()
 				ok = ok && !hi.Less(lo)
 			} else {

@@ -424,9 +424,13 @@ func (s *Stream) rangeGeneric(start, end string, count int, rev bool) ([]Entry, 
 
 // collectRangeLocked gathers up to count (0: all) entries of [lo, hi] into c.
 func (s *Stream) collectRangeLocked(c *collector, lo, hi ID, count int, rev bool) {
+	if !rev {
+		c.Walk(&s.st, sid(lo), sid(hi), collectLimit(count, len(c.IDs)))
+		return
+	}
 	s.walkLocked(lo, hi, rev, func(b *store.Block, id store.ID, flags byte, body int) bool {
 		c.add(b, ID(id), flags, body)
-		return count == 0 || len(c.ids) < count
+		return count == 0 || len(c.IDs) < count
 	})
 }
 
