@@ -345,10 +345,11 @@ func (c *conn) next() ([][]byte, error) {
 }
 
 // parse returns the next whole request of the input and moves past it,
-// or false when the input holds no whole request. redcon parses it:
-// requests in RESP into c.argv, without copying (the arguments point into
-// c.in), inline ones (a line of words, as typed in telnet) with their own
-// copies.
+// or false when the input holds no whole request. Requests in RESP go
+// into c.argv without copying (the arguments point into c.in): split in
+// one pass when whole and plain (splitWhole), else parsed by redcon;
+// inline ones (a line of words, as typed in telnet) are redcon's, with
+// their own copies.
 func (c *conn) parse() (args [][]byte, ok bool, err error) {
 	for c.pos < len(c.in) {
 		b := c.in[c.pos:]
