@@ -345,10 +345,11 @@ func (c *conn) next() ([][]byte, error) {
 }
 
 // parse returns the next whole request of the input and moves past it,
-// or false when the input holds no whole request. redcon parses it:
-// requests in RESP into c.argv, without copying (the arguments point into
-// c.in), inline ones (a line of words, as typed in telnet) with their own
-// copies.
+// or false when the input holds no whole request. Requests in RESP go
+// into c.argv without copying (the arguments point into c.in): split in
+// one pass when whole and plain (splitWhole), else parsed by redcon;
+// inline ones (a line of words, as typed in telnet) are redcon's, with
+// their own copies.
 func (c *conn) parse() (args [][]byte, ok bool, err error) {
 	for c.pos < len(c.in) {
 		b := c.in[c.pos:]
@@ -397,7 +398,17 @@ func (c *conn) parse() (args [][]byte, ok bool, err error) {
 
 // readNextCommand parses a RESP request; a variable so that a test can
 // count the parses.
-var readNextCommand = redcon.ReadNextCommand
+var readNextCommand = parseArray
+
+// parseArray is redcon.ReadNextCommand for a RESP request: a whole one
+// of plain lengths (splitWhole), the common case, is split in one pass;
+// redcon parses anything else, and says what is wrong with it.
+func parseArray(packet []byte, argsbuf [][]byte) (complete bool, args [][]byte, kind redcon.Kind, leftover []byte, err error) {
+	if args, end := splitWhole(packet, argsbuf[:0]); end > 0 {
+		return true, args, redcon.Redis, packet[end:], nil
+	}
+	return redcon.ReadNextCommand(packet, argsbuf)
+}
 
 // arrayLen returns the count of the *N header that b starts with, 0 if
 // it has none whole.
@@ -726,14 +737,14 @@ func (c *conn) err(msg string) {
 	c.errs++
 	c.srv.stats.countError(msg)
 }
-func (c *conn) int(n int64) { c.out = redcon.AppendInt(c.out, n) }
-func (c *conn) array(n int) { c.out = redcon.AppendArray(c.out, n) }
+func (c *conn) int(n int64) { c.out = appendHeader(c.out, ':', n) }
+func (c *conn) array(n int) { c.out = appendHeader(c.out, '*', int64(n)) }
 func (c *conn) bulk(s string) {
 	if len(s) >= bigReply && !c.headerLast {
 		c.bigBulkString(s)
 		return
 	}
-	c.out = redcon.AppendBulkString(c.out, s)
+	c.out = appendBulk(c.out, s)
 }
 func (c *conn) simple(s string) { c.out = redcon.AppendString(c.out, s) }
 func (c *conn) bulkBytes(b []byte) {
@@ -741,7 +752,7 @@ func (c *conn) bulkBytes(b []byte) {
 		c.bigBulk(b)
 		return
 	}
-	c.out = redcon.AppendBulk(c.out, b)
+	c.out = appendBulk(c.out, b)
 }
 
 // null writes a null bulk string: $-1 in RESP2, _ in RESP3.
@@ -774,9 +785,7 @@ func (c *conn) aggregate(kind byte, n, resp2 int) {
 		c.array(resp2)
 		return
 	}
-	c.out = append(c.out, kind)
-	c.out = strconv.AppendInt(c.out, int64(n), 10)
-	c.out = append(c.out, '\r', '\n')
+	c.out = appendHeader(c.out, kind, int64(n))
 }
 
 // verbatim writes text as a verbatim string of format txt in RESP3, a

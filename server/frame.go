@@ -392,3 +392,52 @@ func headerValue(buf []byte, from int) (int64, int) {
 	}
 	return v, from + j + 1
 }
+
+// splitWhole splits the RESP array request at the start of buf into its
+// arguments, appended to args, and returns them with the request's end,
+// when all of it is in buf, with at least one argument, every length
+// plain digits (no sign, no leading zero, at most 10) and every payload
+// ended by CR LF; otherwise 0, and redcon parses it. Each argument is
+// buf[start:end], as redcon slices it. O(arguments).
+func splitWhole(buf []byte, args [][]byte) ([][]byte, int) {
+	if len(buf) == 0 || buf[0] != '*' {
+		return args, 0
+	}
+	count, i := plainLen(buf, 1)
+	if i == 0 || count < 1 {
+		return args, 0
+	}
+	for range count {
+		if i >= len(buf) || buf[i] != '$' {
+			return args, 0
+		}
+		var n int
+		if n, i = plainLen(buf, i+1); i == 0 || len(buf)-i < n+2 || buf[i+n] != '\r' || buf[i+n+1] != '\n' {
+			return args, 0
+		}
+		args = append(args, buf[i:i+n])
+		i += n + 2
+	}
+	return args, i
+}
+
+// plainLen parses the plain decimal number at buf[from:] ended by CR LF
+// and returns it and where its line ends, past the LF; 0 for the end when
+// it is not one.
+func plainLen(buf []byte, from int) (int, int) {
+	n := 0
+	for i := from; i < len(buf) && i <= from+10; i++ {
+		switch ch := buf[i]; {
+		case '0' <= ch && ch <= '9':
+			if i > from && buf[from] == '0' {
+				return 0, 0
+			}
+			n = n*10 + int(ch-'0')
+		case ch == '\r' && i > from && i+1 < len(buf) && buf[i+1] == '\n':
+			return n, i + 2
+		default:
+			return 0, 0
+		}
+	}
+	return 0, 0
+}

@@ -154,7 +154,7 @@ func (l *loop) run(gen uint64) {
 			return
 		}
 		l.mu.Unlock()
-		n, err := syscall.EpollWait(l.epfd, events, -1)
+		n, err := l.waitEvents(events)
 		if err != nil {
 			if err == syscall.EINTR {
 				continue
@@ -368,7 +368,7 @@ func (lc *loopConn) Read(p []byte) (int, error) {
 		return 0, errWouldBlock
 	}
 	for {
-		n, err := syscall.Read(lc.fd, p)
+		n, err := rawRead(lc.fd, p)
 		switch {
 		case err == syscall.EINTR:
 			continue
@@ -400,7 +400,7 @@ func (lc *loopConn) Write(p []byte) (int, error) {
 	}
 	n := 0
 	for n < len(p) {
-		m, err := syscall.Write(lc.fd, p[n:])
+		m, err := rawWrite(lc.fd, p[n:])
 		if m > 0 {
 			n += m
 		}

@@ -4,18 +4,21 @@ import "github.com/xstreamgo/xstream"
 
 // Replies of stream values.
 
-func (c *conn) id(id xstream.ID) {
-	c.scratch = id.AppendText(c.scratch[:0])
-	c.bulkBytes(c.scratch)
-}
+func (c *conn) id(id xstream.ID) { c.out = appendID(c.out, id) }
 
 // entry writes [id, [field, value, ...]]; an entry without fields (its
 // message was deleted) has a null array in their place, as in Redis.
 func (c *conn) entry(e xstream.Entry) { c.entryOf(e, 2) }
 
 // entryOf writes e as an array of n elements: its ID and fields (nil for
-// a deleted message), then the n-2 that the caller writes.
+// a deleted message), then the n-2 that the caller writes. In a reply
+// whose header goes in front at its end, where no bulk string is sent
+// apart (bigReply), it is written in one function (appendEntry).
 func (c *conn) entryOf(e xstream.Entry, n int) {
+	if e.Fields != nil && c.headerLast {
+		c.out = appendEntry(c.out, e.ID, e.Fields, n)
+		return
+	}
 	c.array(n)
 	c.id(e.ID)
 	if e.Fields == nil {

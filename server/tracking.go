@@ -223,14 +223,6 @@ func (c *conn) appendPush(out []byte, p push) []byte {
 	return out
 }
 
-func appendBulk(out []byte, s string) []byte {
-	out = append(out, '$')
-	out = strconv.AppendInt(out, int64(len(s)), 10)
-	out = append(out, '\r', '\n')
-	out = append(out, s...)
-	return append(out, '\r', '\n')
-}
-
 // register records c (a tracking client or a redirect target) by its ID;
 // it reports false when c's connection has ended. t.mu is held.
 func (t *tracker) registerLocked(c *conn) bool {
