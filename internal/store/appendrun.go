@@ -228,19 +228,21 @@ func (r *run) encode() (compare bool) {
 // put appends to the open block tail an entry that has its master names, an
 // ID that its offset table key and first byte say (see the layout in
 // block.go) but for a uvarint sequence, values of at most shortMax bytes,
-// and room for the values' raw size in the block by every bound, with no
-// need of the block's exact listpack size. It stores it as appendAny
-// would, byte for byte and with the same bounds kept, and reports true;
-// for any other entry it reports false, having changed nothing.
+// and room for the values' raw size in the block by every bound: by
+// Redis's bound on bytes, the bound of the block's listpack size
+// (openBound) or, once fitsBytes has computed it, the exact size
+// (openLP), which it then keeps. It stores it as appendAny would, byte
+// for byte and with the same bounds kept, and reports true; for any other
+// entry it reports false, having changed nothing.
 //
 // It calls putValues, and nothing else but on rare paths (names of fewer
 // than 4 or more than 16 bytes, a sequence difference to the block's
-// first ID past 32767, growing the offset table): it compares the names
-// in word operations.
+// first ID past 32767, growing the offset table, the values' exact
+// listpack size): it compares the names in word operations.
 func (s *Blocks) put(tail *Block, id ID, fields []Field) bool {
 	names, data := s.openNames, tail.data
 	maxEntries, maxBytes := s.bounds()
-	if len(fields) != len(names) || len(tail.offs) >= maxEntries || s.openLPExact {
+	if len(fields) != len(names) || len(tail.offs) >= maxEntries {
 		return false
 	}
 	first := s.openFirst
@@ -291,9 +293,34 @@ func (s *Blocks) put(tail *Block, id ID, fields []Field) bool {
 	}
 	l := len(data)
 	off := l - int(tail.hdr)
+	if cap(data)-l < size || off+size > BlockBytesCap {
+		return false
+	}
+	// lpEntryBound(first, id, size-extra, true, len(fields)) but for its
+	// strings' term, and lpEntrySize(first, id, true, fields) but for its
+	// values': the flags, differences and element count, without a call
+	// but for differences or element counts past 32767 (msd is below it).
+	ls := lpIntSizeNear(int64(seqd))
+	if ls == 0 {
+		ls = lpIntSizeWide(int64(seqd))
+	}
+	lc := lpIntSizeNear(int64(len(fields) + 3))
+	if lc == 0 {
+		lc = lpIntSizeWide(int64(len(fields) + 3))
+	}
+	lpID := lpIntSizeNear(int64(msd)) + ls + lc
 	// Redis's bound on bytes counts the names of an entry with the master
-	// names though the block stores only its values (see appendAny).
-	if cap(data)-l < size || off+size > BlockBytesCap || s.openBound+lpSlack+size+s.openNamesLen >= maxBytes {
+	// names though the block stores only its values (see appendAny). Once
+	// the block's listpack size is exact, the entry fits as fitsBytes
+	// decides it, and adds its exact size.
+	if s.openLPExact {
+		vals := size - 1 - extra - len(fields) // the values' lengths
+		if tail.lpCounters()+s.openNamesLen+vals+s.openLP >= maxBytes {
+			return false
+		}
+		// Nothing below fails: the entry is stored.
+		s.openLP += lpSameValuesSize(fields) + lpIntSize(FlagSame) + lpID
+	} else if s.openBound+lpSlack+size+s.openNamesLen >= maxBytes {
 		return false
 	}
 	d := data[l : l+size]
@@ -307,18 +334,7 @@ func (s *Blocks) put(tail *Block, id ID, fields []Field) bool {
 	tail.offs = append(tail.offs, key<<16|uint32(off))
 	tail.last = id
 	tail.live++
-	// lpEntryBound(first, id, size-extra, true, len(fields)), its terms
-	// without a call but for differences or element counts past 32767
-	// (msd is below it).
-	ls := lpIntSizeNear(int64(seqd))
-	if ls == 0 {
-		ls = lpIntSizeWide(int64(seqd))
-	}
-	lc := lpIntSizeNear(int64(len(fields) + 3))
-	if lc == 0 {
-		lc = lpIntSizeWide(int64(len(fields) + 3))
-	}
-	s.openBound += 2*(size-extra) + lpIntSizeNear(int64(msd)) + ls + lc
+	s.openBound += 2*(size-extra) + lpID
 	s.appended(id)
 	return true
 }

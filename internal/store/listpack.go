@@ -167,6 +167,46 @@ func lpEntrySize(master, id ID, same bool, fields []Field) int {
 	return n + lpIntSize(count)
 }
 
+// lpSameValuesSize is the sum of lpStrSize of the values of fields, each
+// of at most shortMax bytes (put's entries): an integer in Redis's form,
+// which has at most 16 characters and so cannot overflow, read here
+// without strconv, or a string of 2 + n bytes. O(len(fields)) and the
+// values' digits.
+func lpSameValuesSize(fields []Field) int {
+	n := 0
+	for i := range fields {
+		n += lpShortSize(fields[i].Value)
+	}
+	return n
+}
+
+// lpShortSize is lpStrSize(v) for v of at most shortMax bytes.
+func lpShortSize(v string) int {
+	l := len(v)
+	if l == 0 || (v[0] != '-' && uint(v[0]-'0') > 9) {
+		return 2 + l // 1 + l and its back-length, below 64 bytes
+	}
+	d, neg := v, v[0] == '-'
+	if neg {
+		d = d[1:]
+	}
+	if len(d) == 0 || (d[0] == '0' && l > 1) {
+		return 2 + l
+	}
+	x := int64(0)
+	for i := 0; i < len(d); i++ {
+		c := uint(d[i] - '0')
+		if c > 9 {
+			return 2 + l
+		}
+		x = x*10 + int64(c)
+	}
+	if neg {
+		x = -x
+	}
+	return lpIntSize(x)
+}
+
 // lpEntryBound bounds lpEntrySize from a bound of the entry's size in
 // this format without the uvarints of its ID (rest: its strings counted
 // raw, see fieldsBound): every element takes at most
