@@ -171,8 +171,8 @@ func (r *run) encode() (compare bool) {
 		}
 		// The key and first byte as idKey and Block.append make them, the
 		// size of the uvarint sequence that may follow, and the terms of
-		// lpEntryBound(first, id, size-extra, true, len(fields)) but the
-		// strings' (msd is below 32767).
+		// lpEntryBound(first, id, true, fields) but the strings' (msd is
+		// below 32767).
 		id := r.ids[k]
 		msd, seqd := id.Ms-r.first.Ms, id.Seq-r.first.Seq
 		key, h, extra, lpID := uint32(seqd), byte(FlagSame), 0, 2+2+r.lc
@@ -200,7 +200,9 @@ func (r *run) encode() (compare bool) {
 			break
 		}
 		r.offs[k] = key<<16 | uint32(l-r.hdr)
-		r.bound += 2*(size-extra) + lpID
+		// lpEntryBound: the flags, each value of n bytes as a string of
+		// 2 + n (size-extra-1 counts 1 + n), the differences and count.
+		r.bound += size - extra + 1 + len(fields) + lpID
 		q := r.q
 		*(*byte)(unsafe.Add(q, l)) = h
 		p := l + 1
@@ -296,8 +298,7 @@ func (s *Blocks) put(tail *Block, id ID, fields []Field) bool {
 	if cap(data)-l < size || off+size > BlockBytesCap {
 		return false
 	}
-	// lpEntryBound(first, id, size-extra, true, len(fields)) but for its
-	// strings' term, and lpEntrySize(first, id, true, fields) but for its
+	// lpEntryBound(first, id, true, fields) but for its strings' term, and lpEntrySize(first, id, true, fields) but for its
 	// values': the flags, differences and element count, without a call
 	// but for differences or element counts past 32767 (msd is below it).
 	ls := lpIntSizeNear(int64(seqd))
@@ -334,7 +335,7 @@ func (s *Blocks) put(tail *Block, id ID, fields []Field) bool {
 	tail.offs = append(tail.offs, key<<16|uint32(off))
 	tail.last = id
 	tail.live++
-	s.openBound += 2*(size-extra) + lpID
+	s.openBound += size - extra + 1 + len(fields) + lpID // as in run.encode
 	s.appended(id)
 	return true
 }

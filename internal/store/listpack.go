@@ -207,19 +207,26 @@ func lpShortSize(v string) int {
 	return lpIntSize(x)
 }
 
-// lpEntryBound bounds lpEntrySize from a bound of the entry's size in
-// this format without the uvarints of its ID (rest: its strings counted
-// raw, see fieldsBound): every element takes at most
-// twice its bytes here as a listpack element (see TestListpackBound), but
-// the millisecond and sequence differences to the master (which take
-// few bytes or none here: see the layout in block.go) and the element
-// count, which it counts exactly.
-func lpEntryBound(master, id ID, rest int, same bool, nfields int) int {
-	count := int64(nfields + 3)
+// lpEntryBound bounds lpEntrySize from the lengths of the entry's
+// strings: each counted as a string (lpStrMax), which no integer's
+// element exceeds, and the rest exactly: flags, the millisecond and
+// sequence differences to the master, the number of fields unless same,
+// the element count. It is exact for an entry without integers.
+// O(len(fields)).
+func lpEntryBound(master, id ID, same bool, fields []Field) int {
+	n := lpIntSize(FlagSame) + lpIntSize(int64(id.Ms-master.Ms)) + lpIntSize(int64(id.Seq-master.Seq))
+	count := int64(len(fields) + 3)
 	if !same {
-		count += int64(nfields) + 1
+		n += lpIntSize(int64(len(fields)))
+		count += int64(len(fields)) + 1
 	}
-	return 2*rest + lpIntSize(int64(id.Ms-master.Ms)) + lpIntSize(int64(id.Seq-master.Seq)) + lpIntSize(count)
+	for i := range fields {
+		if !same {
+			n += lpStrMax(fields[i].Name)
+		}
+		n += lpStrMax(fields[i].Value)
+	}
+	return n + lpIntSize(count)
 }
 
 // lpSlack bounds a listpack's header, end and two counters.

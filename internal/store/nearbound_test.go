@@ -37,13 +37,15 @@ func TestLPShortSize(t *testing.T) {
 }
 
 // nearBoundValue returns a value of at most shortMax bytes: of random
-// length, of the alphabet or not, or an integer (which Redis's listpack
-// keeps in fewer bytes than its characters).
+// length, of the alphabet or not, or, half of the time, an integer,
+// which Redis's listpack keeps in fewer bytes than its characters: the
+// bound of a block's listpack size (openBound) counts it as a string, so
+// the block's entries near the limit on bytes need the exact size.
 func nearBoundValue(r *rand.Rand) string {
 	switch r.IntN(4) {
-	case 0:
+	case 0, 1:
 		return strconv.FormatInt(r.Int64N(1<<40)-1<<39>>uint(r.IntN(40)), 10)
-	case 1:
+	case 2:
 		return []string{"0", "-0", "007", "-", "9223372036854775"}[r.IntN(5)]
 	}
 	return randomValue(r, true)
@@ -122,5 +124,5 @@ func TestAppendNearBoundSameAsAny(t *testing.T) {
 		require.Greater(t, want.NumBlocks(), 1, "round %d: no block ended", round)
 		require.NoError(t, got.Check())
 	}
-	require.Greater(t, exactPut, all/4, "entries put took with the exact size, of %d", all)
+	require.Greater(t, exactPut, all/10, "entries put took with the exact size, of %d", all)
 }
