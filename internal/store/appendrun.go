@@ -56,7 +56,7 @@ func (s *Blocks) appendRun(tail *Block, ids []ID, entries [][]Field) int {
 		// master names though the block stores only its values (see
 		// appendAny).
 		bmax:  maxBytes - lpSlack - s.openNamesLen,
-		lc:    lpIntSize(int64(len(names) + 3)),
+		lc:    lpIntSize(int64(len(names)+3)) + 1 + len(names),
 		l:     len(data),
 		bound: s.openBound,
 	}
@@ -102,7 +102,7 @@ type run struct {
 	hdr     int                  // the block's header length
 	lim     int                  // every entry ends by lim in data (cap, BlockBytesCap)
 	bmax    int                  // an entry of size bytes needs bound+size < bmax
-	lc      int                  // the listpack size of an entry's element count
+	lc      int                  // the listpack size of an entry's element count, plus 1 + the names (see encode's bound)
 	seen    [runNamesMax]uintptr // the data of names found equal to names[i]
 
 	k     int // the entries stored
@@ -201,8 +201,9 @@ func (r *run) encode() (compare bool) {
 		}
 		r.offs[k] = key<<16 | uint32(l-r.hdr)
 		// lpEntryBound: the flags, each value of n bytes as a string of
-		// 2 + n (size-extra-1 counts 1 + n), the differences and count.
-		r.bound += size - extra + 1 + len(fields) + lpID
+		// 2 + n (size-extra-1 counts 1 + n, r.lc the 1 + len(fields)
+		// more), the differences and count.
+		r.bound += size - extra + lpID
 		q := r.q
 		*(*byte)(unsafe.Add(q, l)) = h
 		p := l + 1
