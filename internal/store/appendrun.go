@@ -299,18 +299,6 @@ func (s *Blocks) put(tail *Block, id ID, fields []Field) bool {
 	if cap(data)-l < size || off+size > BlockBytesCap {
 		return false
 	}
-	// lpEntryBound(first, id, true, fields) but for its strings' term, and lpEntrySize(first, id, true, fields) but for its
-	// values': the flags, differences and element count, without a call
-	// but for differences or element counts past 32767 (msd is below it).
-	ls := lpIntSizeNear(int64(seqd))
-	if ls == 0 {
-		ls = lpIntSizeWide(int64(seqd))
-	}
-	lc := lpIntSizeNear(int64(len(fields) + 3))
-	if lc == 0 {
-		lc = lpIntSizeWide(int64(len(fields) + 3))
-	}
-	lpID := lpIntSizeNear(int64(msd)) + ls + lc
 	// Redis's bound on bytes counts the names of an entry with the master
 	// names though the block stores only its values (see appendAny). Once
 	// the block's listpack size is exact, the entry fits as fitsBytes
@@ -321,7 +309,7 @@ func (s *Blocks) put(tail *Block, id ID, fields []Field) bool {
 			return false
 		}
 		// Nothing below fails: the entry is stored.
-		s.openLP += lpSameValuesSize(fields) + lpIntSize(FlagSame) + lpID
+		s.openLP += lpShortEntrySize(first, id, fields)
 	} else if s.openBound+lpSlack+size+s.openNamesLen >= maxBytes {
 		return false
 	}
@@ -336,7 +324,19 @@ func (s *Blocks) put(tail *Block, id ID, fields []Field) bool {
 	tail.offs = append(tail.offs, key<<16|uint32(off))
 	tail.last = id
 	tail.live++
-	s.openBound += size - extra + 1 + len(fields) + lpID // as in run.encode
+	// lpEntryBound(first, id, true, fields), its terms without a call but
+	// for differences or element counts past 32767 (msd is below it):
+	// the flags, each value of n bytes as a string of 2 + n (size-extra-1
+	// counts 1 + n), the differences and the element count.
+	ls := lpIntSizeNear(int64(seqd))
+	if ls == 0 {
+		ls = lpIntSizeWide(int64(seqd))
+	}
+	lc := lpIntSizeNear(int64(len(fields) + 3))
+	if lc == 0 {
+		lc = lpIntSizeWide(int64(len(fields) + 3))
+	}
+	s.openBound += size - extra + 1 + len(fields) + lpIntSizeNear(int64(msd)) + ls + lc
 	s.appended(id)
 	return true
 }

@@ -167,20 +167,19 @@ func lpEntrySize(master, id ID, same bool, fields []Field) int {
 	return n + lpIntSize(count)
 }
 
-// lpSameValuesSize is the sum of lpStrSize of the values of fields, each
-// of at most shortMax bytes (put's entries): an integer in Redis's form,
-// which has at most 16 characters and so cannot overflow, read here
-// without strconv, or a string of 2 + n bytes. O(len(fields)) and the
-// values' digits.
-func lpSameValuesSize(fields []Field) int {
-	n := 0
+// lpShortEntrySize is lpEntrySize(master, id, true, fields) for values
+// of at most shortMax bytes (put's entries), whose integers it reads
+// without strconv (lpShortSize). O(len(fields)) and the values' digits.
+func lpShortEntrySize(master, id ID, fields []Field) int {
+	n := lpIntSize(FlagSame) + lpIntSize(int64(id.Ms-master.Ms)) + lpIntSize(int64(id.Seq-master.Seq))
 	for i := range fields {
 		n += lpShortSize(fields[i].Value)
 	}
-	return n
+	return n + lpIntSize(int64(len(fields)+3))
 }
 
-// lpShortSize is lpStrSize(v) for v of at most shortMax bytes.
+// lpShortSize is lpStrSize(v) for v of at most shortMax bytes: an integer
+// of so few digits cannot overflow, and is read without strconv.
 func lpShortSize(v string) int {
 	l := len(v)
 	if l == 0 || (v[0] != '-' && uint(v[0]-'0') > 9) {
