@@ -56,7 +56,7 @@ func (s *Blocks) appendRun(tail *Block, ids []ID, entries [][]Field) int {
 		// master names though the block stores only its values (see
 		// appendAny).
 		bmax:  maxBytes - lpSlack - s.openNamesLen,
-		lc:    lpIntSize(int64(len(names) + 3)),
+		lc:    lpIntSize(int64(len(names)+3)) + 1 + len(names),
 		l:     len(data),
 		bound: s.openBound,
 	}
@@ -102,7 +102,7 @@ type run struct {
 	hdr     int                  // the block's header length
 	lim     int                  // every entry ends by lim in data (cap, BlockBytesCap)
 	bmax    int                  // an entry of size bytes needs bound+size < bmax
-	lc      int                  // the listpack size of an entry's element count
+	lc      int                  // the listpack size of an entry's element count, plus 1 + the names (see encode's bound)
 	seen    [runNamesMax]uintptr // the data of names found equal to names[i]
 
 	k     int // the entries stored
@@ -171,8 +171,8 @@ func (r *run) encode() (compare bool) {
 		}
 		// The key and first byte as idKey and Block.append make them, the
 		// size of the uvarint sequence that may follow, and the terms of
-		// lpEntryBound(first, id, size-extra, true, len(fields)) but the
-		// strings' (msd is below 32767).
+		// lpEntryBound(first, id, true, fields) but the strings' (msd is
+		// below 32767).
 		id := r.ids[k]
 		msd, seqd := id.Ms-r.first.Ms, id.Seq-r.first.Seq
 		key, h, extra, lpID := uint32(seqd), byte(FlagSame), 0, 2+2+r.lc
@@ -200,7 +200,10 @@ func (r *run) encode() (compare bool) {
 			break
 		}
 		r.offs[k] = key<<16 | uint32(l-r.hdr)
-		r.bound += 2*(size-extra) + lpID
+		// lpEntryBound: the flags, each value of n bytes as a string of
+		// 2 + n (size-extra-1 counts 1 + n, r.lc the 1 + len(fields)
+		// more), the differences and count.
+		r.bound += size - extra + lpID
 		q := r.q
 		*(*byte)(unsafe.Add(q, l)) = h
 		p := l + 1
@@ -228,19 +231,21 @@ func (r *run) encode() (compare bool) {
 // put appends to the open block tail an entry that has its master names, an
 // ID that its offset table key and first byte say (see the layout in
 // block.go) but for a uvarint sequence, values of at most shortMax bytes,
-// and room for the values' raw size in the block by every bound, with no
-// need of the block's exact listpack size. It stores it as appendAny
-// would, byte for byte and with the same bounds kept, and reports true;
-// for any other entry it reports false, having changed nothing.
+// and room for the values' raw size in the block by every bound: by
+// Redis's bound on bytes, the bound of the block's listpack size
+// (openBound) or, once fitsBytes has computed it, the exact size
+// (openLP), which it then keeps. It stores it as appendAny would, byte
+// for byte and with the same bounds kept, and reports true; for any other
+// entry it reports false, having changed nothing.
 //
 // It calls putValues, and nothing else but on rare paths (names of fewer
 // than 4 or more than 16 bytes, a sequence difference to the block's
-// first ID past 32767, growing the offset table): it compares the names
-// in word operations.
+// first ID past 32767, growing the offset table, the values' exact
+// listpack size): it compares the names in word operations.
 func (s *Blocks) put(tail *Block, id ID, fields []Field) bool {
 	names, data := s.openNames, tail.data
 	maxEntries, maxBytes := s.bounds()
-	if len(fields) != len(names) || len(tail.offs) >= maxEntries || s.openLPExact {
+	if len(fields) != len(names) || len(tail.offs) >= maxEntries {
 		return false
 	}
 	first := s.openFirst
@@ -291,9 +296,21 @@ func (s *Blocks) put(tail *Block, id ID, fields []Field) bool {
 	}
 	l := len(data)
 	off := l - int(tail.hdr)
+	if cap(data)-l < size || off+size > BlockBytesCap {
+		return false
+	}
 	// Redis's bound on bytes counts the names of an entry with the master
-	// names though the block stores only its values (see appendAny).
-	if cap(data)-l < size || off+size > BlockBytesCap || s.openBound+lpSlack+size+s.openNamesLen >= maxBytes {
+	// names though the block stores only its values (see appendAny). Once
+	// the block's listpack size is exact, the entry fits as fitsBytes
+	// decides it, and adds its exact size.
+	if s.openLPExact {
+		vals := size - 1 - extra - len(fields) // the values' lengths
+		if tail.lpCounters()+s.openNamesLen+vals+s.openLP >= maxBytes {
+			return false
+		}
+		// Nothing below fails: the entry is stored.
+		s.openLP += lpShortEntrySize(first, id, fields)
+	} else if s.openBound+lpSlack+size+s.openNamesLen >= maxBytes {
 		return false
 	}
 	d := data[l : l+size]
@@ -307,9 +324,10 @@ func (s *Blocks) put(tail *Block, id ID, fields []Field) bool {
 	tail.offs = append(tail.offs, key<<16|uint32(off))
 	tail.last = id
 	tail.live++
-	// lpEntryBound(first, id, size-extra, true, len(fields)), its terms
-	// without a call but for differences or element counts past 32767
-	// (msd is below it).
+	// lpEntryBound(first, id, true, fields), its terms without a call but
+	// for differences or element counts past 32767 (msd is below it):
+	// the flags, each value of n bytes as a string of 2 + n (size-extra-1
+	// counts 1 + n), the differences and the element count.
 	ls := lpIntSizeNear(int64(seqd))
 	if ls == 0 {
 		ls = lpIntSizeWide(int64(seqd))
@@ -318,7 +336,7 @@ func (s *Blocks) put(tail *Block, id ID, fields []Field) bool {
 	if lc == 0 {
 		lc = lpIntSizeWide(int64(len(fields) + 3))
 	}
-	s.openBound += 2*(size-extra) + lpIntSizeNear(int64(msd)) + ls + lc
+	s.openBound += size - extra + 1 + len(fields) + lpIntSizeNear(int64(msd)) + ls + lc
 	s.appended(id)
 	return true
 }

@@ -175,7 +175,7 @@ func (s *Blocks) appendAny(id ID, fields []Field) (sameAsOpen bool) {
 		rest = 1 + fieldsBound(true, fields)
 		size = rest
 	}
-	s.openBound += lpEntryBound(s.openFirst, id, rest, same, len(fields))
+	s.openBound += lpEntryBound(s.openFirst, id, same, fields)
 	if s.openLPExact {
 		s.openLP += lpEntrySize(s.openFirst, id, same, fields)
 	}

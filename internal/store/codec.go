@@ -28,7 +28,7 @@ import (
 // (0x3a), and a character's nibble is its low four bits, so that packing
 // takes no table and checks four characters at a time. Packed strings
 // stop at 63 characters so that no string's listpack element takes more
-// than twice the string's bytes here (see lpEntryBound).
+// than twice the string's bytes here.
 const packAlphabet = "0123456789:+,-./" // by nibble
 
 const (

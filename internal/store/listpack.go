@@ -167,19 +167,65 @@ func lpEntrySize(master, id ID, same bool, fields []Field) int {
 	return n + lpIntSize(count)
 }
 
-// lpEntryBound bounds lpEntrySize from a bound of the entry's size in
-// this format without the uvarints of its ID (rest: its strings counted
-// raw, see fieldsBound): every element takes at most
-// twice its bytes here as a listpack element (see TestListpackBound), but
-// the millisecond and sequence differences to the master (which take
-// few bytes or none here: see the layout in block.go) and the element
-// count, which it counts exactly.
-func lpEntryBound(master, id ID, rest int, same bool, nfields int) int {
-	count := int64(nfields + 3)
-	if !same {
-		count += int64(nfields) + 1
+// lpShortEntrySize is lpEntrySize(master, id, true, fields) for values
+// of at most shortMax bytes (put's entries), whose integers it reads
+// without strconv (lpShortSize). O(len(fields)) and the values' digits.
+func lpShortEntrySize(master, id ID, fields []Field) int {
+	n := lpIntSize(FlagSame) + lpIntSize(int64(id.Ms-master.Ms)) + lpIntSize(int64(id.Seq-master.Seq))
+	for i := range fields {
+		n += lpShortSize(fields[i].Value)
 	}
-	return 2*rest + lpIntSize(int64(id.Ms-master.Ms)) + lpIntSize(int64(id.Seq-master.Seq)) + lpIntSize(count)
+	return n + lpIntSize(int64(len(fields)+3))
+}
+
+// lpShortSize is lpStrSize(v) for v of at most shortMax bytes: an integer
+// of so few digits cannot overflow, and is read without strconv.
+func lpShortSize(v string) int {
+	l := len(v)
+	if l == 0 || (v[0] != '-' && uint(v[0]-'0') > 9) {
+		return 2 + l // 1 + l and its back-length, below 64 bytes
+	}
+	d, neg := v, v[0] == '-'
+	if neg {
+		d = d[1:]
+	}
+	if len(d) == 0 || (d[0] == '0' && l > 1) {
+		return 2 + l
+	}
+	x := int64(0)
+	for i := 0; i < len(d); i++ {
+		c := uint(d[i] - '0')
+		if c > 9 {
+			return 2 + l
+		}
+		x = x*10 + int64(c)
+	}
+	if neg {
+		x = -x
+	}
+	return lpIntSize(x)
+}
+
+// lpEntryBound bounds lpEntrySize from the lengths of the entry's
+// strings: each counted as a string (lpStrMax), which no integer's
+// element exceeds, and the rest exactly: flags, the millisecond and
+// sequence differences to the master, the number of fields unless same,
+// the element count. It is exact for an entry without integers.
+// O(len(fields)).
+func lpEntryBound(master, id ID, same bool, fields []Field) int {
+	n := lpIntSize(FlagSame) + lpIntSize(int64(id.Ms-master.Ms)) + lpIntSize(int64(id.Seq-master.Seq))
+	count := int64(len(fields) + 3)
+	if !same {
+		n += lpIntSize(int64(len(fields)))
+		count += int64(len(fields)) + 1
+	}
+	for i := range fields {
+		if !same {
+			n += lpStrMax(fields[i].Name)
+		}
+		n += lpStrMax(fields[i].Value)
+	}
+	return n + lpIntSize(count)
 }
 
 // lpSlack bounds a listpack's header, end and two counters.

@@ -72,3 +72,28 @@ func TestListpackSizes(t *testing.T) {
 		}
 	}
 }
+
+// lpEntryBound is lpEntrySize for entries without integers, of names and
+// values of every length step, with the master's names or not, and above
+// it by what the integers save.
+func TestListpackBoundExact(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	master := ID{1 << 40, 50}
+	for range 3000 {
+		fields := make([]Field, 1+rng.IntN(4))
+		saved := 0
+		for i := range fields {
+			fields[i].Name = strings.Repeat("n", rng.IntN(70))
+			fields[i].Value = "v" + strings.Repeat("s", []int{0, 1, 62, 63, 64, 126, 127, 4094, 4095, 5000}[rng.IntN(10)])
+			if rng.IntN(3) == 0 {
+				fields[i].Value = strconv.FormatInt(rng.Int64N(1<<40)-1<<39, 10)
+				saved += lpStrMax(fields[i].Value) - lpStrSize(fields[i].Value)
+			}
+		}
+		id := ID{master.Ms + rng.Uint64N(1<<20), rng.Uint64N(1 << 20)}
+		same := rng.IntN(2) == 0
+		if got, want := lpEntryBound(master, id, same, fields), lpEntrySize(master, id, same, fields)+saved; got != want {
+			t.Fatalf("lpEntryBound of %v (same %v) = %d, want %d", fields, same, got, want)
+		}
+	}
+}
