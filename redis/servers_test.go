@@ -161,6 +161,7 @@ func startRedis(path string, port int, extra ...string) error {
 		"--daemonize", "no", "--logfile", logPath, "--dir", scratch}, extra...)
 	cmd := exec.Command(path, args...)
 	cmd.Dir = scratch
+	dieWithTest(cmd)
 	if err := cmd.Start(); err != nil {
 		return err
 	}

@@ -79,6 +79,7 @@ func startRedisWith(path, dir string, args ...string) (*exec.Cmd, string, error)
 	_, port, _ := net.SplitHostPort(addr)
 	cmd := exec.Command(path, append([]string{"--port", port, "--bind", "127.0.0.1", "--save", "", "--daemonize", "no"}, args...)...)
 	cmd.Dir = dir
+	dieWithTest(cmd)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, "", err
