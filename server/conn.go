@@ -380,7 +380,11 @@ func (c *conn) parse() (args [][]byte, ok bool, err error) {
 		}
 		// frame.go has refused the bulk lengths ReadNextCommand would
 		// mishandle (negative ones) before they reach it.
-		complete, args, _, rest, err := readNextCommand(b, c.argv[:0])
+		parse := parseArray
+		if c.srv.parseRequest != nil {
+			parse = c.srv.parseRequest
+		}
+		complete, args, _, rest, err := parse(b, c.argv[:0])
 		c.argv = args // keep the capacity, also of an incomplete request
 		if err != nil {
 			return nil, false, err
@@ -395,10 +399,6 @@ func (c *conn) parse() (args [][]byte, ok bool, err error) {
 	}
 	return nil, false, nil
 }
-
-// readNextCommand parses a RESP request; a variable so that a test can
-// count the parses.
-var readNextCommand = parseArray
 
 // parseArray is redcon.ReadNextCommand for a RESP request: a whole one
 // of plain lengths (splitWhole), the common case, is split in one pass;

@@ -301,16 +301,14 @@ func TestPipelineBufferIsBounded(t *testing.T) {
 // of the *N header are refused before any of them is read.
 func TestBigRequestParsedOnce(t *testing.T) {
 	parses := 0
-	orig := readNextCommand
-	readNextCommand = func(packet []byte, argsbuf [][]byte) (bool, [][]byte, redcon.Kind, []byte, error) {
-		parses++
-		return orig(packet, argsbuf)
-	}
-	defer func() { readNextCommand = orig }()
 	req := bigRequest([]string{"XDEL", "missing"}, 100_000, idArg) // 1.2 MB, 19 reads of 64 KiB
 	f := &memConn{rep: req, left: 2 * len(req), keep: true}
 	srv := New(Options{})
 	defer srv.cancel()
+	srv.parseRequest = func(packet []byte, argsbuf [][]byte) (bool, [][]byte, redcon.Kind, []byte, error) {
+		parses++
+		return parseArray(packet, argsbuf)
+	}
 	newConn(srv, f).serve()
 	if f.out.String() != ":0\r\n:0\r\n" || parses != 2 {
 		t.Fatalf("two requests of %d bytes: replies %q, %d parses", len(req), f.out.String(), parses)

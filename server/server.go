@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/tidwall/redcon"
 	"github.com/xstreamgo/xstream"
 )
 
@@ -133,6 +134,10 @@ type Server struct {
 	// blockedHook, when set (by tests), runs as a read starts to count as
 	// blocked, before it waits.
 	blockedHook atomic.Pointer[func(c *conn)]
+	// parseRequest, when set (by a test, before any client), parses the
+	// RESP requests in place of parseArray, so that the test can count
+	// the parses.
+	parseRequest func(packet []byte, argsbuf [][]byte) (bool, [][]byte, redcon.Kind, []byte, error)
 
 	ctx    context.Context // cancelled on shutdown: ends blocked reads
 	cancel context.CancelFunc
