@@ -285,7 +285,6 @@ func configSet(c *conn, args [][]byte) {
 			s.expireEffort.Store(ch.v)
 		case "slowlog-log-slower-than":
 			s.slow.threshold.Store(ch.v)
-			s.startTicker()
 		case "slowlog-max-len":
 			s.slow.maxLen.Store(ch.v)
 		case "client-output-buffer-limit":

@@ -116,8 +116,9 @@ type conn struct {
 	monitor   bool       // MONITOR ran (monitor.go)
 	special   bool       // tracking, subscribed or monitor: see setSpecial
 	blockFeed [][]byte   // a blocking command for MONITOR, until shown
-	blockedUS int64      // µs the running command waited blocked, for SLOWLOG
-	busy      bool       // counted in slowlog.busy
+	blockedNS int64      // ns the running command waited blocked (slowlog.go's Timing)
+	mark      int64      // slowClock reading the next command's time starts from
+	markSrv   bool       // mark is of the server's clock
 	stamp     stampCache // the last key touchKeys stamped (idle.go)
 	looked    bool       // the running command reached its keys' look-up (idle.go)
 	blocked   bool       // a command waits (watch): CLIENT LIST's b
@@ -217,7 +218,7 @@ func (c *conn) stopReading() {
 }
 
 func (c *conn) serve() {
-	c.setBusy(true)
+	c.markNow()
 	c.begin()
 	c.serveRun()
 	c.end()
@@ -281,13 +282,13 @@ func (c *conn) serveRun() bool {
 			if c.flush() != nil {
 				return true
 			}
+			c.markNow() // writing is not the next command's time
 		}
 	}
 }
 
 // end closes the connection once serveRun returned true.
 func (c *conn) end() {
-	c.setBusy(false)
 	c.nc.Close()
 	c.cancel()
 	c.releaseIn()
@@ -311,12 +312,16 @@ func (c *conn) next() ([][]byte, error) {
 		return r.args, nil
 	}
 	for c.readErr == nil {
+		pos := c.pos
 		args, ok, err := c.parse()
 		if err != nil {
 			c.readErr = err
 			break
 		}
 		if ok {
+			if len(args) > bigParseArgs || c.pos-pos > bigParseBytes {
+				c.markNow() // its parse is not the command's time
+			}
 			return args, nil
 		}
 		if c.flush() != nil {
@@ -326,7 +331,6 @@ func (c *conn) next() ([][]byte, error) {
 			c.deliverPushes()
 			continue
 		}
-		c.setBusy(false)
 		rerr := c.fill()
 		if rerr == errWouldBlock {
 			return nil, rerr // the loop serves c again when input comes
@@ -334,12 +338,13 @@ func (c *conn) next() ([][]byte, error) {
 		if c.awake() && errors.Is(rerr, os.ErrDeadlineExceeded) {
 			rerr = nil // interrupted for pushes
 		}
-		c.setBusy(true)
 		if c.pushes.n.Load() != 0 {
 			c.deliverPushes()
 		}
 		c.readErr = rerr
-		c.public.active.Store(time.Now().UnixMilli())
+		now := time.Now()
+		c.public.active.Store(now.UnixMilli())
+		c.markAt(now)
 	}
 	return nil, c.readErr
 }
@@ -536,9 +541,7 @@ func (c *conn) watch() (stop func()) {
 	c.srv.stats.blocked.Add(1)
 	c.blocked = true
 	c.publish()
-	c.setBusy(false) // the wait is not the command's time
-	th := c.srv.slow.threshold.Load()
-	blockStart := c.srv.slowNow(th)
+	blockStart, blockSrv := c.srv.slowClock() // the wait is not the command's time
 	var stopping atomic.Bool
 	done := make(chan struct{})
 	go func() {
@@ -571,8 +574,9 @@ func (c *conn) watch() (stop func()) {
 		}
 	}()
 	return func() {
-		c.setBusy(true)
-		c.blockedUS += c.srv.slowNow(th) - blockStart
+		if end, srv := c.srv.slowClock(); srv == blockSrv {
+			c.blockedNS += end - blockStart
+		}
 		c.srv.stats.blocked.Add(-1)
 		c.blocked = false
 		c.publish()

@@ -3,7 +3,6 @@ package server
 import (
 	"fmt"
 	"strings"
-	"time"
 )
 
 // command is an entry of the command table.
@@ -227,9 +226,9 @@ func (c *conn) admit(cmd *command, args [][]byte) bool {
 	return true
 }
 
-// timeSample is how many calls of a connection one timed call stands for
-// in INFO commandstats' usec.
-const timeSample = 16
+// latencySample is how many calls of a connection one call in the
+// latency histogram of the metrics stands for.
+const latencySample = 16
 
 // call runs cmd, noting the DB it runs on for the log barrier (see
 // logBarrier).
@@ -242,25 +241,12 @@ func (c *conn) call(cmd *command, args [][]byte) {
 		c.changes++
 	}
 	errs := c.errs
-	// One call in timeSample of each connection is timed, and stands for
-	// the others (a clock read costs 150 ns or more on some VMs, as much
-	// as a PING).
 	c.calls++
 	mon := c.srv.mon.n.Load() != 0 && !cmd.noMonitor
 	if mon && cmd.blocking {
 		c.blockFeed = args // shown when it blocks (watch), if it does
 	}
-	th, slowStart := c.srv.slow.threshold.Load(), int64(0)
-	if th >= int64(coarseBelow) {
-		slowStart = c.srv.slow.coarse.Load() // slowNow, inline
-	} else if th >= 0 {
-		slowStart = c.srv.slowNow(th)
-	}
-	timed := c.calls%timeSample == 1
-	var start time.Time
-	if timed {
-		start = time.Now()
-	}
+	start, startSrv := c.mark, c.markSrv // see slowlog.go's Timing
 	c.cmdStart = len(c.out)
 	c.looked = !cmd.parseFirst
 	if c.trk.on || cmd.write && c.srv.track.users.Load() != 0 {
@@ -271,25 +257,13 @@ func (c *conn) call(cmd *command, args [][]byte) {
 	if cmd.touches && c.looked {
 		c.touchKeys(cmd, args)
 	}
-	if timed {
-		d := time.Since(start)
-		c.srv.stats.ran(cmd, timeSample*d, c.errs != errs)
+	d := c.timeCall(start, startSrv)
+	c.srv.stats.ran(cmd, d, c.errs != errs)
+	if c.calls%latencySample == 1 {
 		c.srv.stats.observeLatency(cmd, d)
-	} else {
-		c.srv.stats.ran(cmd, 0, c.errs != errs)
 	}
-	if th >= 0 {
-		end := int64(0)
-		if th >= int64(coarseBelow) {
-			end = c.srv.slow.coarse.Load() // slowNow, inline
-		} else {
-			end = c.srv.slowNow(th)
-		}
-		// slowEnd looks closer only past the threshold (as it was or as
-		// it is now, after a CONFIG SET).
-		if d := end - slowStart; d >= th || c.blockedUS != 0 || d >= c.srv.slow.threshold.Load() {
-			c.slowEnd(th, d, cmd, args)
-		}
+	if th := c.srv.slow.threshold.Load(); th >= 0 && d.Microseconds() >= th {
+		c.slowEnd(d, cmd, args)
 	}
 	if mon {
 		if !cmd.blocking || c.blockFeed != nil {

@@ -492,7 +492,6 @@ func (s *Server) shutdownLocked(ctx context.Context) error {
 		<-done
 		err = ctx.Err()
 	}
-	s.slow.wg.Wait() // the ticker of the slow log's clock
 	s.closeErr = s.closeDBs()
 	if s.prevMemLimit >= 0 {
 		debug.SetMemoryLimit(s.prevMemLimit)

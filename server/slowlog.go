@@ -20,33 +20,34 @@ import (
 // clock ticks by the process's monotonic clock, which a test's clock
 // does not move.
 //
-// Timing: a clock read costs 100 to 300 ns on the VMs measured, as much as
-// a PING, so a command is not timed with two reads unless the threshold
-// asks for it. Below coarseBelow (10 ms) it is (precise mode, as when
-// logging every command with 0). From coarseBelow on, which Redis's
-// default of 10 ms is, a command reads a coarse clock instead, an atomic
-// that a ticker sets every tick (1 ms) while some connection runs
-// commands (busy): a command pays two atomic loads, a duration is known
-// to a tick, and an idle server does not tick. A negative threshold turns
-// the log off: one atomic load.
+// Timing: a command's time runs from a mark to one clock reading when it
+// returns, and that reading is the next command's mark: one reading a
+// command (about 80-190 ns on the VMs measured, BenchmarkClock), with no
+// goroutine ticking a clock. A mark is also set when input has been read
+// (fill), after a large request was parsed, and after replies were
+// written, so that neither waiting for the client nor writing to it
+// counts. What lies between two commands of a batch (parsing the next
+// one, MULTI's queueing) counts towards the next; it is below a
+// microsecond for the requests of usual sizes. The time a command waited
+// blocked is left out. The same durations feed INFO commandstats, exact
+// for every call. They come from the monotonic clock, or from the
+// server's clock once a test injected or moved it (Options.Clock,
+// SetTime, FastForward). A negative threshold turns the log off.
 
 const (
-	slowTick    = time.Millisecond
-	coarseBelow = 10 * slowTick / time.Microsecond // µs
 	// The most arguments and bytes of each that an entry keeps.
 	slowMaxArgs  = 32
 	slowMaxBytes = 128
+	// A request of more arguments or bytes than these is timed from the
+	// end of its parse, as Redis times a command from its call.
+	bigParseArgs  = 1024
+	bigParseBytes = 64 << 10
 )
 
 // slowlog is a server's slow log and its clocks.
 type slowlog struct {
 	threshold atomic.Int64 // µs, slowlog-log-slower-than; <0: off
 	maxLen    atomic.Int64 // slowlog-max-len
-
-	coarse  atomic.Int64 // µs of the monotonic clock (monoMicro) at the last tick
-	busy    atomic.Int32 // connections running commands
-	ticking atomic.Bool
-	wg      sync.WaitGroup // the ticker
 
 	mu      sync.Mutex
 	entries []slowEntry // oldest first
@@ -148,81 +149,57 @@ func slowlogGet(c *conn, args [][]byte) {
 	}
 }
 
-// monoStart is the origin of monoMicro.
+// monoStart is the origin of the monotonic readings of slowClock.
 var monoStart = time.Now()
 
-// monoMicro is the process's monotonic clock in µs.
-func monoMicro() int64 { return time.Since(monoStart).Microseconds() }
-
-// slowNow returns the time in µs by the clock of threshold th: the
-// server's clock in precise mode, the coarse clock from coarseBelow on.
-func (s *Server) slowNow(th int64) int64 {
-	if th < int64(coarseBelow) {
-		return s.now().UnixMicro()
+// slowClock reads the clock of command durations, in ns: the monotonic
+// clock, or the server's clock (srv true) once a test injected it or set
+// or moved it. A duration is only taken between two readings of the same
+// clock.
+func (s *Server) slowClock() (ns int64, srv bool) {
+	if s.opts.Clock == nil && s.clock.st.Load() == nil {
+		return int64(time.Since(monoStart)), false
 	}
-	return s.slow.coarse.Load()
+	return s.now().UnixNano(), true
 }
 
-// slowBusy notes that c runs commands (true) or waits (for input, or
-// blocked), starting the ticker of the coarse clock when the log needs it
-// and none ticks. A few atomic operations.
-func (c *conn) slowBusy(busy bool) {
-	l := &c.srv.slow
-	if !busy {
-		l.busy.Add(-1)
+// markAt sets the mark the next command's time starts from at t, a
+// time.Now reading the caller has anyway, or at a fresh reading of
+// slowClock when the server's clock is in use.
+func (c *conn) markAt(t time.Time) {
+	if c.srv.opts.Clock == nil && c.srv.clock.st.Load() == nil {
+		c.mark, c.markSrv = int64(t.Sub(monoStart)), false
 		return
 	}
-	l.busy.Add(1)
-	c.srv.startTicker()
+	c.mark, c.markSrv = c.srv.slowClock()
 }
 
-// startTicker starts the ticker of the coarse clock when the threshold is
-// coarse, a connection is busy and none ticks.
-func (s *Server) startTicker() {
-	l := &s.slow
-	if l.threshold.Load() >= int64(coarseBelow) && l.busy.Load() > 0 && !l.ticking.Load() && l.ticking.CompareAndSwap(false, true) {
-		l.coarse.Store(monoMicro())
-		l.wg.Add(1)
-		go s.tick(s.ctx.Done())
+// markNow sets the mark at a fresh reading of slowClock.
+func (c *conn) markNow() { c.mark, c.markSrv = c.srv.slowClock() }
+
+// timeCall ends the time of a call that started at the mark start (of
+// slowClock's clock srv): it sets the mark to now and returns the call's
+// duration in ns, less what it waited blocked; 0 when the clock changed
+// in between (a test's first SetTime).
+func (c *conn) timeCall(start int64, srv bool) time.Duration {
+	now, nowSrv := c.srv.slowClock()
+	c.mark, c.markSrv = now, nowSrv
+	d := now - start - c.blockedNS
+	c.blockedNS = 0
+	if nowSrv != srv || d < 0 {
+		return 0
 	}
+	return time.Duration(d)
 }
 
-// tick sets the coarse clock every slowTick while a connection is busy,
-// and returns at the first tick that finds none, or at shutdown (done).
-func (s *Server) tick(done <-chan struct{}) {
-	l := &s.slow
-	defer l.wg.Done()
-	t := time.NewTicker(slowTick)
-	defer t.Stop()
-	for {
-		select {
-		case <-t.C:
-		case <-done:
-			l.ticking.Store(false)
-			return
-		}
-		l.coarse.Store(monoMicro())
-		if l.busy.Load() == 0 {
-			l.ticking.Store(false)
-			// A connection that got busy since may have seen ticking
-			// still true: go on for it, unless it started a ticker.
-			if l.busy.Load() == 0 || !l.ticking.CompareAndSwap(false, true) {
-				return
-			}
-		}
-	}
-}
-
-// slowEnd logs cmd, which took elapsed µs (by slowNow(th)), when that,
-// less what it waited blocked, is the threshold or more (as it is now:
-// CONFIG SET's own change counts).
-func (c *conn) slowEnd(th, elapsed int64, cmd *command, args [][]byte) {
-	d := elapsed - c.blockedUS
-	c.blockedUS = 0
-	if now := c.srv.slow.threshold.Load(); now < 0 || d < now || cmd.skipSlowlog {
+// slowEnd logs cmd, which took d, when its µs are the threshold or more
+// (as it is now: CONFIG SET's own change counts).
+func (c *conn) slowEnd(d time.Duration, cmd *command, args [][]byte) {
+	us := d.Microseconds()
+	if th := c.srv.slow.threshold.Load(); th < 0 || us < th || cmd.skipSlowlog {
 		return
 	}
-	e := slowEntry{unix: c.srv.now().Unix(), usec: d, addr: c.public.addr, name: c.name, args: slowArgs(args)}
+	e := slowEntry{unix: c.srv.now().Unix(), usec: us, addr: c.public.addr, name: c.name, args: slowArgs(args)}
 	l := &c.srv.slow
 	l.mu.Lock()
 	e.id = l.nextID
@@ -299,12 +276,4 @@ var slowlogSpecs = map[string]*commandSpec{
 		flags:      "loading stale",
 		acl:        "@slow",
 	},
-}
-
-// setBusy moves c in or out of the busy connections, once each way.
-func (c *conn) setBusy(busy bool) {
-	if c.busy != busy {
-		c.busy = busy
-		c.slowBusy(busy)
-	}
 }

@@ -5,6 +5,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/tidwall/redcon"
 )
 
 func TestDiffSlowlog(t *testing.T) {
@@ -112,47 +114,116 @@ func TestSlowlogEntryFixedClock(t *testing.T) {
 	expectWire(t, c, "*1\r\n*6\r\n:2\r\n:1700000000\r\n:0\r\n*2\r\n$4\r\nECHO\r\n$2\r\nhi\r\n$"+itoa(len(addr))+"\r\n"+addr+"\r\n$2\r\nme\r\n", "SLOWLOG", "GET")
 }
 
-// In coarse mode (from 10 ms) the duration is read from the coarse clock
-// the ticker sets: the test sets it as a tick would.
-func TestSlowlogCoarse(t *testing.T) {
-	srv := New(Options{})
-	srv.SetTime(time.Unix(1700000000, 0))
+// manualClock is a clock that moves only when the test moves it.
+type manualClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (m *manualClock) read() time.Time {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.now
+}
+
+func (m *manualClock) add(d time.Duration) {
+	m.mu.Lock()
+	m.now = m.now.Add(d)
+	m.mu.Unlock()
+}
+
+// A call's time runs from the mark to its end, less what it waited
+// blocked; the end is the next call's mark. A duration across a change of
+// clock (a test's first SetTime) counts as 0.
+func TestSlowlogTimeCall(t *testing.T) {
+	clk := &manualClock{now: time.Unix(1700000000, 0)}
+	srv := New(Options{Clock: clk.read})
 	c := &conn{srv: srv}
-	l := &srv.slow
-	l.coarse.Store(1_000_000)
-	th := l.threshold.Load() // Redis's default, 10000
 	args := [][]byte{[]byte("XLEN"), []byte("s")}
-	took := func(us int64) int64 { // as call measures it
-		start := srv.slowNow(th)
-		l.coarse.Store(start + us)
-		return srv.slowNow(th) - start
+	took := func(d time.Duration) time.Duration { // as call measures it
+		start, srvClock := c.mark, c.markSrv
+		clk.add(d)
+		return c.timeCall(start, srvClock)
 	}
-	c.slowEnd(th, took(9000), commands["xlen"], args)
-	c.slowEnd(th, took(15000), commands["xlen"], args)
-	// A blocked command's wait is left out.
-	c.blockedUS = 20000
-	c.slowEnd(th, took(25000), commands["xread"], args)
+	c.markNow()
+	c.slowEnd(took(9*time.Millisecond), commands["xlen"], args) // Redis's default threshold: 10 ms
+	c.slowEnd(took(15*time.Millisecond), commands["xlen"], args)
+	c.blockedNS = int64(20 * time.Millisecond)
+	c.slowEnd(took(25*time.Millisecond), commands["xread"], args)
+	if c.blockedNS != 0 {
+		t.Fatalf("blockedNS %d after the call, want 0", c.blockedNS)
+	}
+	l := &srv.slow
 	if len(l.entries) != 1 || l.entries[0].usec != 15000 || l.entries[0].unix != 1700000000 {
 		t.Fatalf("entries %+v, want one of 15000 µs", l.entries)
 	}
+	if d := took(time.Millisecond); d != time.Millisecond {
+		t.Fatalf("took %v, want 1ms", d)
+	}
+
+	plain := New(Options{})
+	c = &conn{srv: plain}
+	c.markNow()
+	if c.markSrv {
+		t.Fatal("the mark of a server without a test clock is of the server's clock")
+	}
+	start := c.mark
+	plain.SetTime(time.Unix(1800000000, 0))
+	if d := c.timeCall(start, false); d != 0 || !c.markSrv {
+		t.Fatalf("across SetTime: %v (mark of the server's clock %v), want 0 (true)", d, c.markSrv)
+	}
 }
 
-// The ticker of the coarse clock runs while a connection is busy and
-// stops when none is; an idle server does not tick.
-func TestSlowlogTickerStops(t *testing.T) {
-	srv := RunT(t)
+// The time a client takes to send its next request is not its command's:
+// the mark is set when input has been read.
+func TestSlowlogWaitNotTimed(t *testing.T) {
+	clk := &manualClock{now: time.Unix(1700000000, 0)}
+	srv := RunTWith(t, Options{Clock: clk.read})
 	c := dialWire(t, srv.Addr())
+	expectWire(t, c, "+OK\r\n", "CONFIG", "SET", "slowlog-log-slower-than", "1000")
 	expectWire(t, c, "+PONG\r\n", "PING")
-	srv.slow.wg.Wait() // returns once the ticker found no busy connection
-	if srv.slow.ticking.Load() || srv.slow.busy.Load() != 0 {
-		t.Fatalf("ticking %v, busy %d", srv.slow.ticking.Load(), srv.slow.busy.Load())
+	clk.add(time.Second) // the client waits
+	expectWire(t, c, "+PONG\r\n", "PING")
+	expectWire(t, c, ":0\r\n", "SLOWLOG", "LEN")
+}
+
+// A large request is timed from the end of its parse, as Redis times a
+// command from its call; a small one's parse counts (slowlog.go's
+// Timing). The test's parser moves the clock as a slow parse would.
+func TestSlowlogBigParseNotTimed(t *testing.T) {
+	clk := &manualClock{now: time.Unix(1700000000, 0)}
+	srv := New(Options{Clock: clk.read})
+	srv.parseRequest = func(packet []byte, argsbuf [][]byte) (bool, [][]byte, redcon.Kind, []byte, error) {
+		clk.add(20 * time.Millisecond)
+		return parseArray(packet, argsbuf)
 	}
-	// A command starts it again, with a fresh clock (the monotonic one:
-	// the server's clock, which a test sets, does not move it).
-	srv.SetTime(time.Unix(1800000000, 0))
-	before := monoMicro()
-	expectWire(t, c, "+PONG\r\n", "PING")
-	if got := srv.slow.coarse.Load(); got < before || got > monoMicro() {
-		t.Fatalf("coarse clock %d, not between %d and now", got, before)
+	startT(t, srv)
+	c := dialWire(t, srv.Addr())
+	big := []string{"XADD", "s", "*"}
+	for i := range bigParseArgs / 2 {
+		big = append(big, "f"+itoa(i), "v")
+	}
+	if got := c.do(t, big...); got[0] != '$' {
+		t.Fatalf("XADD of %d arguments: %q", len(big), got)
+	}
+	expectWire(t, c, ":0\r\n", "SLOWLOG", "LEN")
+	expectWire(t, c, ":1\r\n", "XLEN", "s") // 20 ms of parse: logged
+	if got := string(c.do(t, "SLOWLOG", "GET")); !strings.Contains(got, "$4\r\nXLEN\r\n") || strings.Contains(got, "XADD") {
+		t.Fatalf("SLOWLOG GET %q, want only the XLEN", got)
+	}
+}
+
+// INFO commandstats times every call (with the slow log's clock): five
+// XLENs of one step of the test's clock each are 5 steps.
+func TestCommandstatsEveryCall(t *testing.T) {
+	clk := &steppingClock{now: time.Unix(1700000000, 0), step: 3 * time.Millisecond}
+	srv := RunTWith(t, Options{Clock: clk.read})
+	c := dialWire(t, srv.Addr())
+	for range 5 {
+		expectWire(t, c, ":0\r\n", "XLEN", "s")
+	}
+	info := string(c.do(t, "INFO", "commandstats"))
+	if want := "cmdstat_xlen:calls=5,usec=15000,usec_per_call=3000.00,"; !strings.Contains(info, want) {
+		t.Fatalf("INFO commandstats %q, want %q", info, want)
 	}
 }

@@ -11,7 +11,7 @@ import (
 
 // Statistics of INFO's commandstats and errorstats sections, as Redis
 // keeps them: per command (subcommands apart) its calls, their time
-// (estimated from one call in timeSample of each connection),
+// (every call's, see slowlog.go's Timing),
 // the calls that replied an error (failed) and the ones refused before
 // they ran (rejected: wrong arity, NOAUTH, MISCONF, ...); per error code
 // (the first word of an error reply) the number of replies. CONFIG
@@ -19,7 +19,7 @@ import (
 
 // cmdStat is one command's counters.
 type cmdStat struct {
-	calls, usec, failed, rejected atomic.Int64
+	calls, nanos, failed, rejected atomic.Int64
 	// The timed calls: their durations' sum and histogram (by
 	// latencyBuckets, and above them).
 	timedNanos atomic.Int64
@@ -53,7 +53,7 @@ func (s *stats) reset() {
 	for i := range s.cmds {
 		st := &s.cmds[i]
 		st.calls.Store(0)
-		st.usec.Store(0)
+		st.nanos.Store(0)
 		st.failed.Store(0)
 		st.rejected.Store(0)
 		st.timedNanos.Store(0)
@@ -82,7 +82,7 @@ func (s *stats) countError(msg string) {
 func (s *stats) ran(cmd *command, d time.Duration, failed bool) {
 	st := &s.cmds[cmd.idx]
 	st.calls.Add(1)
-	st.usec.Add(d.Microseconds())
+	st.nanos.Add(int64(d))
 	if failed {
 		st.failed.Add(1)
 	}
@@ -101,13 +101,13 @@ func (s *stats) writeCommandStats(b *strings.Builder) {
 		if calls == 0 && rejected == 0 && failed == 0 {
 			continue
 		}
-		usec := st.usec.Load()
+		nanos := st.nanos.Load()
 		perCall := 0.0
 		if calls > 0 {
-			perCall = float64(usec) / float64(calls)
+			perCall = float64(nanos) / 1000 / float64(calls)
 		}
 		fmt.Fprintf(b, "cmdstat_%s:calls=%d,usec=%d,usec_per_call=%.2f,rejected_calls=%d,failed_calls=%d\r\n",
-			cmd.name, calls, usec, perCall, rejected, failed)
+			cmd.name, calls, nanos/1000, perCall, rejected, failed)
 	}
 }
 
