@@ -416,17 +416,13 @@ func parseArray(packet []byte, argsbuf [][]byte) (complete bool, args [][]byte, 
 }
 
 // arrayLen returns the count of the *N header that b starts with, 0 if
-// it has none whole.
+// it has none whole of plain digits.
 func arrayLen(b []byte) int {
-	end := bytes.IndexByte(b[:min(len(b), maxHeaderLine)], '\r')
-	if end < 1 {
+	n, end := plainLen(b, 1)
+	if end == 0 {
 		return 0
 	}
-	n, ok := parseLL(b[1:end])
-	if !ok || n < 0 {
-		return 0
-	}
-	return int(n)
+	return n
 }
 
 // maxKeptArgs is the most argument slots a connection keeps between

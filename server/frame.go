@@ -350,47 +350,24 @@ func wholeArray(buf []byte, lim *frameLimits) int {
 	if lim.steps {
 		return 0
 	}
-	count, i := headerValue(buf, 1)
-	if i == 0 || count < 1 || count > maxMultibulkLen || count > int64(lim.maxArgs) || lim.unauth && count > maxUnauthArgs {
+	// plainLen takes only plain digits, which the steps take too.
+	count, i := plainLen(buf, 1)
+	if i == 0 || count < 1 || count > maxMultibulkLen || count > lim.maxArgs || lim.unauth && count > maxUnauthArgs {
 		return 0
 	}
 	for range count {
 		if i >= len(buf) || buf[i] != '$' {
 			return 0
 		}
-		var v int64
-		if v, i = headerValue(buf, i); i == 0 || v < 0 || v > maxBulkLen || lim.unauth && v > maxUnauthBulk {
+		var v int
+		if v, i = plainLen(buf, i+1); i == 0 || v > maxBulkLen || lim.unauth && v > maxUnauthBulk {
 			return 0
 		}
-		if i += int(v) + 2; i > len(buf) || i > lim.max {
+		if i += v + 2; i > len(buf) || i > lim.max {
 			return 0
 		}
 	}
 	return i
-}
-
-// headerValue parses the header line of buf that starts at from (after a
-// '*', or at a '$', which it skips) and returns its value and where the
-// line ends, past its LF; 0 for the end when the line is not whole in buf,
-// longer than maxHeaderLine, not ended by CR LF or not a number.
-func headerValue(buf []byte, from int) (int64, int) {
-	lim := min(len(buf), from+maxHeaderLine+1)
-	if from >= lim {
-		return 0, 0
-	}
-	j := bytes.IndexByte(buf[from:lim], '\n')
-	if j < 1 || buf[from+j-1] != '\r' {
-		return 0, 0
-	}
-	digits := buf[from : from+j-1]
-	if buf[from] == '$' {
-		digits = digits[1:]
-	}
-	v, ok := parseLL(digits)
-	if !ok {
-		return 0, 0
-	}
-	return v, from + j + 1
 }
 
 // splitWhole splits the RESP array request at the start of buf into its
