@@ -378,11 +378,7 @@ func (c *conn) parse() (args [][]byte, ok bool, err error) {
 			return nil, false, nil
 		}
 		// The request is whole (see partial) and frame.go has checked
-		// its header: make room for its arguments at once rather than
-		// by appends, which would copy them over and over.
-		if n := arrayLen(b); n > cap(c.argv) {
-			c.argv = make([][]byte, 0, n)
-		}
+		// its header.
 		// frame.go has refused the bulk lengths ReadNextCommand would
 		// mishandle (negative ones) before they reach it.
 		parse := parseArray
@@ -409,20 +405,11 @@ func (c *conn) parse() (args [][]byte, ok bool, err error) {
 // of plain lengths (splitWhole), the common case, is split in one pass;
 // redcon parses anything else, and says what is wrong with it.
 func parseArray(packet []byte, argsbuf [][]byte) (complete bool, args [][]byte, kind redcon.Kind, leftover []byte, err error) {
-	if args, end := splitWhole(packet, argsbuf[:0]); end > 0 {
+	args, end := splitWhole(packet, argsbuf[:0])
+	if end > 0 {
 		return true, args, redcon.Redis, packet[end:], nil
 	}
-	return redcon.ReadNextCommand(packet, argsbuf)
-}
-
-// arrayLen returns the count of the *N header that b starts with, 0 if
-// it has none whole of plain digits.
-func arrayLen(b []byte) int {
-	n, end := plainLen(b, 1)
-	if end == 0 {
-		return 0
-	}
-	return n
+	return redcon.ReadNextCommand(packet, args[:0]) // with the room splitWhole made
 }
 
 // maxKeptArgs is the most argument slots a connection keeps between

@@ -381,8 +381,12 @@ func splitWhole(buf []byte, args [][]byte) ([][]byte, int) {
 		return args, 0
 	}
 	count, i := plainLen(buf, 1)
-	if i == 0 || count < 1 {
+	// An argument takes 6 bytes at least ("$0\r\n\r\n").
+	if i == 0 || count < 1 || count > (len(buf)-i)/6 {
 		return args, 0
+	}
+	if count > cap(args) { // at once rather than by appends, which would copy them over and over
+		args = make([][]byte, 0, count)
 	}
 	for range count {
 		if i >= len(buf) || buf[i] != '$' {
@@ -402,6 +406,13 @@ func splitWhole(buf []byte, args [][]byte) ([][]byte, int) {
 // and returns it and where its line ends, past the LF; 0 for the end when
 // it is not one.
 func plainLen(buf []byte, from int) (int, int) {
+	// Most lengths of a request are one digit.
+	if from+2 < len(buf) && buf[from+1] == '\r' && buf[from+2] == '\n' {
+		if d := buf[from] - '0'; d <= 9 {
+			return int(d), from + 3
+		}
+		return 0, 0
+	}
 	n := 0
 	for i := from; i < len(buf) && i <= from+10; i++ {
 		switch ch := buf[i]; {
