@@ -192,10 +192,21 @@ func (c *conn) runRead(r readCmd) (out []xstream.StreamEntries, dels [][]xstream
 		args := r.args
 		args.Block = wait
 		switch {
-		case args.Claim:
+		case args.Claim && wait == 0:
 			var out []xstream.StreamEntries
 			var err error
 			out, dels, err = db.ReadGroupDeliveries(ctx, r.group, r.consumer, args, r.pairs...)
+			return out, err
+		case args.Claim:
+			// The read without waiting found nothing to claim; the wait
+			// is for new entries only (ReadGroupDeliveries), so it does
+			// not claim again entries that aged since.
+			args.Claim, args.ClaimMinIdle = false, 0
+			out, err := db.ReadGroup(ctx, r.group, r.consumer, args, r.pairs...)
+			dels = make([][]xstream.Delivery, len(out))
+			for i, se := range out {
+				dels[i] = make([]xstream.Delivery, len(se.Entries))
+			}
 			return out, err
 		case r.isGroup:
 			return db.ReadGroup(ctx, r.group, r.consumer, args, r.pairs...)
