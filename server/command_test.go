@@ -260,3 +260,31 @@ func TestCommandWithGoRedis(t *testing.T) {
 		}
 	}
 }
+
+// The command a connection looked up last is taken again for the same
+// spelling only: another name of the same length, another case, a
+// subcommand and an unknown name each find their own.
+func TestLookupLast(t *testing.T) {
+	srv := RunT(t)
+	c := dialWire(t, srv.Addr())
+	for _, step := range []struct {
+		want string
+		args []string
+	}{
+		{":0\r\n", []string{"XLEN", "s"}},
+		{":0\r\n", []string{"XLEN", "s"}},
+		{"+PONG\r\n", []string{"PING"}},
+		{":0\r\n", []string{"xlen", "s"}},
+		{":0\r\n", []string{"XlEn", "s"}},
+		{"-ERR wrong number of arguments for 'xlen' command\r\n", []string{"XLEN"}},
+		{"$4\r\nPING\r\n", []string{"ECHO", "PING"}},
+		{"+PONG\r\n", []string{"PING"}},
+		{"-ERR unknown command 'XLEM', with args beginning with: 's' \r\n", []string{"XLEM", "s"}},
+		{"-ERR unknown subcommand 'NOPE'. Try CLIENT HELP.\r\n", []string{"CLIENT", "NOPE"}},
+	} {
+		expectWire(t, c, step.want, step.args...)
+	}
+	if got := string(c.do(t, "CLIENT", "ID")); got[0] != ':' {
+		t.Fatalf("CLIENT ID after CLIENT NOPE: %q", got)
+	}
+}

@@ -84,6 +84,8 @@ type conn struct {
 	scratch  []byte
 	fields   []xstream.Field // reused by fieldArgs
 	lowerBuf []byte          // reused by lower
+	lastCmd  *command        // the command lookup found last, spelled lastName
+	lastName string
 
 	replyStart int // where in out the running command's reply starts
 	// What of the running command's reply was written out before it

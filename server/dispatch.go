@@ -84,7 +84,12 @@ func specOf(name string) *commandSpec {
 // lookup finds the command of args, or writes Redis's error for an
 // unknown command or subcommand or a wrong number of arguments.
 func (c *conn) lookup(args [][]byte) *command {
-	cmd := commands[string(c.lower(args[0]))] // no allocation for the key
+	var cmd *command
+	if c.lastCmd != nil && string(args[0]) == c.lastName {
+		cmd = c.lastCmd // a client mostly sends the same few commands, spelled the same
+	} else if cmd = commands[string(c.lower(args[0]))]; cmd != nil { // no allocation for the key
+		c.lastCmd, c.lastName = cmd, string(args[0])
+	}
 	if cmd == nil {
 		c.public.cmd.Store(nil)
 		c.err(unknownCommand(args))
