@@ -16,9 +16,7 @@ import (
 // (at most 32, the last standing for those left out, and 128 bytes of
 // each; AUTH's redacted), and the client's address and name. Its unix
 // time comes from the server's clock (SetTime, FastForward,
-// Options.Clock), and so do durations in precise mode (below); the coarse
-// clock ticks by the process's monotonic clock, which a test's clock
-// does not move.
+// Options.Clock); its duration as Timing (below) says.
 //
 // Timing: a command's time runs from a mark to one clock reading when it
 // returns, and that reading is the next command's mark: one reading a
