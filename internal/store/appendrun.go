@@ -231,23 +231,27 @@ func (r *run) encode() (compare bool) {
 // put appends to the open block tail an entry that has its master names, an
 // ID that its offset table key and first byte say (see the layout in
 // block.go) but for a uvarint sequence, values of at most shortMax bytes,
-// and room for the values' raw size in the block by every bound: by
-// Redis's bound on bytes, the bound of the block's listpack size
-// (openBound) or, once fitsBytes has computed it, the exact size
-// (openLP), which it then keeps. It stores it as appendAny would, byte
-// for byte and with the same bounds kept, and reports true; for any other
-// entry it reports false, having changed nothing.
+// room for the values' raw size in the block by every bound: by Redis's
+// bound on bytes, the bound of the block's listpack size (openBound) or,
+// once fitsBytes has computed it, the exact size (openLP), which it then
+// keeps, and a free slot in the offset table as allocated. It stores it
+// as appendAny would, byte for byte and with the same bounds kept, and
+// reports true; for any other entry it reports false, having changed
+// nothing.
 //
-// It calls putValues, and nothing else but on rare paths (names of fewer
-// than 4 or more than 16 bytes, a sequence difference to the block's
-// first ID past 32767, growing the offset table, the values' exact
-// listpack size): it compares the names in word operations.
+// It compares the names in word loads and calls
+// putValues, and nothing else but on rare paths (a uvarint sequence, the
+// values' exact listpack size). It writes the block's fields and the
+// counters before it calls putValues, so that little is live across the
+// call.
 func (s *Blocks) put(tail *Block, id ID, fields []Field) bool {
-	names, data := s.openNames, tail.data
+	names := s.openNames
 	maxEntries, maxBytes := s.bounds()
-	if len(fields) != len(names) || len(tail.offs) >= maxEntries {
+	n0 := len(tail.offs)
+	if len(fields) != len(names) || n0 >= maxEntries || n0 == cap(tail.offs) {
 		return false
 	}
+	names = names[:len(fields)]
 	first := s.openFirst
 	// The key and first byte as idKey and Block.append make them, and
 	// the size of the uvarint sequence that may follow.
@@ -266,8 +270,9 @@ func (s *Blocks) put(tail *Block, id ID, fields []Field) bool {
 	}
 	size := 1 + extra // 1 + idExtra + fieldsBound(true, fields)
 	for i := range fields {
-		// The names compared as sameNames does, those of 4 to 16 bytes
-		// in two loads of each.
+		// The names compared as sameNames does, in loads of 8 bytes (the
+		// last one overlapping) or, for fewer than 8, of their first and
+		// last 4, 2 or 1.
 		a, b := fields[i].Name, names[i]
 		n := len(a)
 		if n != len(b) {
@@ -279,12 +284,25 @@ func (s *Blocks) put(tail *Block, id ID, fields []Field) bool {
 			if load64(pa, 0) != load64(pb, 0) || load64(pa, n-8) != load64(pb, n-8) {
 				return false
 			}
-		case uint(n-4) <= 3:
+		case n > 16:
+			for j := 0; j < n-8; j += 8 {
+				if load64(pa, j) != load64(pb, j) {
+					return false
+				}
+			}
+			if load64(pa, n-8) != load64(pb, n-8) {
+				return false
+			}
+		case n >= 4:
 			if load32(pa, 0) != load32(pb, 0) || load32(pa, n-4) != load32(pb, n-4) {
 				return false
 			}
-		default:
-			if a != b {
+		case n >= 2:
+			if load16(pa, 0) != load16(pb, 0) || load16(pa, n-2) != load16(pb, n-2) {
+				return false
+			}
+		case n == 1:
+			if *(*byte)(pa) != *(*byte)(pb) {
 				return false
 			}
 		}
@@ -294,6 +312,7 @@ func (s *Blocks) put(tail *Block, id ID, fields []Field) bool {
 		}
 		size += 1 + v // fieldsBound's 1 + v + v>>6
 	}
+	data := tail.data
 	l := len(data)
 	off := l - int(tail.hdr)
 	if cap(data)-l < size || off+size > BlockBytesCap {
@@ -302,26 +321,18 @@ func (s *Blocks) put(tail *Block, id ID, fields []Field) bool {
 	// Redis's bound on bytes counts the names of an entry with the master
 	// names though the block stores only its values (see appendAny). Once
 	// the block's listpack size is exact, the entry fits as fitsBytes
-	// decides it, and adds its exact size.
+	// decides it, and adds its exact size (putExact).
 	if s.openLPExact {
-		vals := size - 1 - extra - len(fields) // the values' lengths
-		if tail.lpCounters()+s.openNamesLen+vals+s.openLP >= maxBytes {
+		if !s.putExact(tail, id, fields, size-1-extra-len(fields), maxBytes) {
 			return false
 		}
-		// Nothing below fails: the entry is stored.
-		s.openLP += lpShortEntrySize(first, id, fields)
 	} else if s.openBound+lpSlack+size+s.openNamesLen >= maxBytes {
 		return false
 	}
-	d := data[l : l+size]
-	p := 1
-	if extra != 0 {
-		p += binary.PutUvarint(d[1:], id.Seq)
-	}
-	p = putValues(unsafe.Pointer(&d[0]), p, fields) // inside d: size counts each value raw
-	d[0] = h
-	tail.data = tail.data[:l+p] // the same array: no pointer is written
-	tail.offs = append(tail.offs, key<<16|uint32(off))
+	// Nothing below fails: the entry is stored. First the block's fields
+	// and the counters.
+	tail.offs = tail.offs[:n0+1]
+	tail.offs[n0] = key<<16 | uint32(off)
 	tail.last = id
 	tail.live++
 	// lpEntryBound(first, id, true, fields), its terms without a call but
@@ -338,6 +349,26 @@ func (s *Blocks) put(tail *Block, id ID, fields []Field) bool {
 	}
 	s.openBound += size - extra + 1 + len(fields) + lpIntSizeNear(int64(msd)) + ls + lc
 	s.appended(id)
+	// Then the bytes, inside data[l:l+size]: size counts each value raw.
+	q := unsafe.Add(unsafe.Pointer(unsafe.SliceData(data)), l)
+	*(*byte)(q) = h
+	p := 1
+	if extra != 0 {
+		p += binary.PutUvarint(data[l+1:l+size], id.Seq)
+	}
+	tail.data = data[:l+putValues(q, p, fields)] // the same array: no pointer is written
+	return true
+}
+
+// putExact is put's check of Redis's bound on bytes once the open block
+// tail's listpack size is exact (openLPExact): an entry of fields, whose
+// values take vals bytes, fits as fitsBytes decides it. When it fits,
+// putExact adds its exact listpack size to openLP and reports true.
+func (s *Blocks) putExact(tail *Block, id ID, fields []Field, vals, maxBytes int) bool {
+	if tail.lpCounters()+s.openNamesLen+vals+s.openLP >= maxBytes {
+		return false
+	}
+	s.openLP += lpShortEntrySize(s.openFirst, id, fields)
 	return true
 }
 
