@@ -228,47 +228,35 @@ func (r *run) encode() (compare bool) {
 	return false
 }
 
-// put appends to the open block tail an entry that has its master names, an
-// ID that its offset table key and first byte say (see the layout in
+// put appends to the open block (tail) an entry that has its master names,
+// an ID that its offset table key and first byte say (see the layout in
 // block.go) but for a uvarint sequence, values of at most shortMax bytes,
-// room for the values' raw size in the block by every bound: by Redis's
+// room for the values' raw size in the block by every bound (by Redis's
 // bound on bytes, the bound of the block's listpack size (openBound) or,
 // once fitsBytes has computed it, the exact size (openLP), which it then
-// keeps, and a free slot in the offset table as allocated. It stores it
+// keeps), and a free slot in the offset table as allocated. It stores it
 // as appendAny would, byte for byte and with the same bounds kept, and
-// reports true; for any other entry it reports false, having changed
-// nothing.
+// reports true. Any other entry (or no open block) it leaves to notPut:
+// with orAny, as Append calls it, appendAny stores the entry and put
+// reports what appendAny does; else put reports false, having changed
+// nothing. Append is then one call, inlined into its callers.
 //
-// It compares the names in word loads and calls
-// putValues, and nothing else but on rare paths (a uvarint sequence, the
-// values' exact listpack size). It writes the block's fields and the
-// counters before it calls putValues, so that little is live across the
-// call.
-func (s *Blocks) put(tail *Block, id ID, fields []Field) bool {
+// It compares the names in word loads and calls putValues, and nothing
+// else but on rare paths (a uvarint sequence, the values' exact listpack
+// size, notPut). It writes the block's fields and the counters before it
+// calls putValues, so that little is live across the call.
+func (s *Blocks) put(id ID, fields []Field, orAny bool) bool {
+	tail := s.open
+	if tail == nil {
+		return s.notPut(id, fields, orAny)
+	}
 	names := s.openNames
-	maxEntries, maxBytes := s.bounds()
-	n0 := len(tail.offs)
-	if len(fields) != len(names) || n0 >= maxEntries || n0 == cap(tail.offs) {
-		return false
+	if len(fields) != len(names) {
+		return s.notPut(id, fields, orAny)
 	}
 	names = names[:len(fields)]
-	first := s.openFirst
-	// The key and first byte as idKey and Block.append make them, and
-	// the size of the uvarint sequence that may follow.
-	msd, seqd := id.Ms-first.Ms, id.Seq-first.Seq
-	key, h, extra := uint32(seqd), byte(FlagSame), 0
-	if msd != 0 {
-		if msd >= keyMax {
-			return false
-		}
-		key, h = 0x8000|uint32(msd), FlagSame|byte(min(id.Seq, vFollows))<<vShift
-		if id.Seq >= vFollows {
-			extra = uvarintLen(id.Seq)
-		}
-	} else if seqd >= keyMax {
-		return false
-	}
-	size := 1 + extra // 1 + idExtra + fieldsBound(true, fields)
+	// The names first: few values are live across the loop.
+	vals := 0 // the values' lengths
 	for i := range fields {
 		// The names compared as sameNames does, in loads of 8 bytes (the
 		// last one overlapping) or, for fewer than 8, of their first and
@@ -276,58 +264,80 @@ func (s *Blocks) put(tail *Block, id ID, fields []Field) bool {
 		a, b := fields[i].Name, names[i]
 		n := len(a)
 		if n != len(b) {
-			return false
+			return s.notPut(id, fields, orAny)
 		}
 		pa, pb := unsafe.Pointer(unsafe.StringData(a)), unsafe.Pointer(unsafe.StringData(b))
 		switch {
 		case uint(n-8) <= 8:
 			if load64(pa, 0) != load64(pb, 0) || load64(pa, n-8) != load64(pb, n-8) {
-				return false
+				return s.notPut(id, fields, orAny)
 			}
 		case n > 16:
 			for j := 0; j < n-8; j += 8 {
 				if load64(pa, j) != load64(pb, j) {
-					return false
+					return s.notPut(id, fields, orAny)
 				}
 			}
 			if load64(pa, n-8) != load64(pb, n-8) {
-				return false
+				return s.notPut(id, fields, orAny)
 			}
 		case n >= 4:
 			if load32(pa, 0) != load32(pb, 0) || load32(pa, n-4) != load32(pb, n-4) {
-				return false
+				return s.notPut(id, fields, orAny)
 			}
 		case n >= 2:
 			if load16(pa, 0) != load16(pb, 0) || load16(pa, n-2) != load16(pb, n-2) {
-				return false
+				return s.notPut(id, fields, orAny)
 			}
 		case n == 1:
 			if *(*byte)(pa) != *(*byte)(pb) {
-				return false
+				return s.notPut(id, fields, orAny)
 			}
 		}
 		v := len(fields[i].Value)
 		if v > shortMax {
-			return false
+			return s.notPut(id, fields, orAny)
 		}
-		size += 1 + v // fieldsBound's 1 + v + v>>6
+		vals += v
 	}
+	maxEntries, maxBytes := s.bounds()
+	n0 := len(tail.offs)
+	if n0 >= maxEntries || n0 == cap(tail.offs) {
+		return s.notPut(id, fields, orAny)
+	}
+	first := s.openFirst
+	// The key and first byte as idKey and Block.append make them, and
+	// the size of the uvarint sequence that may follow.
+	msd, seqd := id.Ms-first.Ms, id.Seq-first.Seq
+	key, h, extra := uint32(seqd), byte(FlagSame), 0
+	if msd != 0 {
+		if msd >= keyMax {
+			return s.notPut(id, fields, orAny)
+		}
+		key, h = 0x8000|uint32(msd), FlagSame|byte(min(id.Seq, vFollows))<<vShift
+		if id.Seq >= vFollows {
+			extra = uvarintLen(id.Seq)
+		}
+	} else if seqd >= keyMax {
+		return s.notPut(id, fields, orAny)
+	}
+	size := 1 + extra + len(fields) + vals // 1 + idExtra + fieldsBound(true, fields), whose 1 + v + v>>6 a value is 1 + v here
 	data := tail.data
 	l := len(data)
 	off := l - int(tail.hdr)
 	if cap(data)-l < size || off+size > BlockBytesCap {
-		return false
+		return s.notPut(id, fields, orAny)
 	}
 	// Redis's bound on bytes counts the names of an entry with the master
 	// names though the block stores only its values (see appendAny). Once
 	// the block's listpack size is exact, the entry fits as fitsBytes
 	// decides it, and adds its exact size (putExact).
 	if s.openLPExact {
-		if !s.putExact(tail, id, fields, size-1-extra-len(fields), maxBytes) {
-			return false
+		if !s.putExact(tail, id, fields, vals, maxBytes) {
+			return s.notPut(id, fields, orAny)
 		}
 	} else if s.openBound+lpSlack+size+s.openNamesLen >= maxBytes {
-		return false
+		return s.notPut(id, fields, orAny)
 	}
 	// Nothing below fails: the entry is stored. First the block's fields
 	// and the counters.
@@ -358,6 +368,15 @@ func (s *Blocks) put(tail *Block, id ID, fields []Field) bool {
 	}
 	tail.data = data[:l+putValues(q, p, fields)] // the same array: no pointer is written
 	return true
+}
+
+// notPut is what put does with an entry it does not take: appendAny
+// stores it when orAny (Append), else nothing (false).
+func (s *Blocks) notPut(id ID, fields []Field, orAny bool) bool {
+	if orAny {
+		return s.appendAny(id, fields)
+	}
+	return false
 }
 
 // putExact is put's check of Redis's bound on bytes once the open block

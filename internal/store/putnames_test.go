@@ -27,7 +27,7 @@ func TestPutComparesNames(t *testing.T) {
 		put := func(name string) bool {
 			id.Seq++
 			fs := []Field{{name, "v1"}, {"t", "2"}}
-			if !got.put(got.open, id, fs) {
+			if !got.put(id, fs, false) {
 				return false
 			}
 			want.appendAny(id, fs)
@@ -68,7 +68,7 @@ func TestPutFullOffsets(t *testing.T) {
 		id.Seq++
 		if got.open != nil && len(got.open.offs) == cap(got.open.offs) {
 			before := len(got.open.offs)
-			require.False(t, got.put(got.open, id, small), "a full offset table")
+			require.False(t, got.put(id, small, false), "a full offset table")
 			require.Equal(t, want, got, "put refused but changed the storage")
 			require.Equal(t, before, len(got.open.offs))
 			refused++
