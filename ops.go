@@ -31,20 +31,28 @@ func sids(ids []ID) []sID {
 }
 
 // storeFields views fields as the storage's field type, which has the
-// same layout (the conversion below compiles only while it does).
+// same layout (the conversion below compiles only while it does): the
+// same slice header, reinterpreted, which costs nothing (unsafe.Slice
+// would check len*size for overflow at every Add).
 func storeFields(fs []Field) []store.Field {
-	return unsafe.Slice((*store.Field)(unsafe.Pointer(unsafe.SliceData(fs))), len(fs))
+	return *(*[]store.Field)(unsafe.Pointer(&fs))
 }
 
 var _ = store.Field(Field{}) // Field and store.Field have one underlying type
 
 // appendLocked stores an entry; id is greater than the stream's last ID.
 func (s *Stream) appendLocked(id ID, fields []Field) {
-	s.ctr.added++
 	if s.log != nil {
 		s.appendLogged(id, fields)
 		return
 	}
+	s.appendMemLocked(id, fields)
+}
+
+// appendMemLocked is appendLocked for a stream without a log (in memory):
+// small enough to be inlined into Add's hottest path.
+func (s *Stream) appendMemLocked(id ID, fields []Field) {
+	s.ctr.added++
 	s.st.Append(store.ID(id), storeFields(fields))
 }
 
@@ -68,6 +76,7 @@ func storeEntries(entries [][]Field) [][]store.Field {
 }
 
 func (s *Stream) appendLogged(id ID, fields []Field) {
+	s.ctr.added++
 	last := ID(s.st.LastID())
 	same := s.st.Append(store.ID(id), storeFields(fields))
 	s.log.append(last, id, fields, same)

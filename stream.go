@@ -47,7 +47,7 @@ type Option struct{ apply func(*config) }
 
 type config struct {
 	clock     func() time.Time
-	wallClock bool         // clock is time.Now: Add may use wallUnixMilli
+	wallClock bool         // clock is time.Now: idMs may use its cheaper reading
 	limits    store.Limits // of the storage blocks (WithNodeSize)
 
 	// Of durable DBs (Open).
@@ -203,7 +203,57 @@ func (s *Stream) goneLocked(inDB bool, name string) bool {
 
 // add is Add; inDB makes it fail with errRemoved, changing nothing, when
 // the stream is no longer called name in its DB (goneLocked).
+//
+// An add with an auto ID and no idempotency, the hottest path (with or
+// without a trim), is done here, with no parseAdd; any other goes to
+// addSpecified. Both end the same way (append, trim, serve blocked
+// readers, unlock), written out, with no defer and no call more.
 func (s *Stream) add(args *AddArgs, fields []Field, inDB bool, name string) (ID, error) {
+	if args.ID != "" || args.Idempotency.asked() || len(fields) == 0 {
+		return s.addSpecified(args, fields, inDB, name)
+	}
+	var trim *trimSpec // nil: no trim
+	if !args.Trim.isZero() {
+		var spec trimSpec
+		if err := args.Trim.parseTo(&spec); err != nil {
+			return ID{}, err
+		}
+		if spec.strategy != TrimNone {
+			trim = &spec
+		}
+	}
+	nowMs := s.cfg.idMs()
+	s.mu.Lock()
+	if s.goneLocked(inDB, name) {
+		s.mu.Unlock()
+		return ID{}, errRemoved
+	}
+	// nextID's auto-ID case, inlined.
+	id, ok := nextAutoID(nowMs, ID(s.st.LastID()))
+	if !ok {
+		s.mu.Unlock()
+		return ID{}, s.exhausted()
+	}
+	if s.log == nil {
+		s.appendMemLocked(id, fields) // appendLocked, its call inlined
+	} else {
+		s.appendLogged(id, fields)
+	}
+	if trim != nil {
+		s.trimLocked(trim)
+	}
+	s.notifyLocked()
+	if s.log != nil {
+		s.unlockLogged()
+	} else {
+		s.mu.Unlock()
+	}
+	return id, nil
+}
+
+// addSpecified is add for any arguments: an explicit ID or "*" (with or
+// without a trim), idempotency, or no fields (ErrNoFields).
+func (s *Stream) addSpecified(args *AddArgs, fields []Field, inDB bool, name string) (ID, error) {
 	if len(fields) == 0 {
 		return ID{}, errorf(ErrNoFields, "Add was given no fields")
 	}
@@ -231,7 +281,8 @@ func (s *Stream) add(args *AddArgs, fields []Field, inDB bool, name string) (ID,
 			return id, nil
 		}
 	}
-	// nextID, with its auto-ID case inlined (Add is the hottest path).
+	// nextID, with its auto-ID case inlined (an Add with a trim is hot
+	// too).
 	id, ok := nextAutoID(a.nowMs, ID(s.st.LastID()))
 	if a.explicit {
 		var err error
@@ -243,9 +294,6 @@ func (s *Stream) add(args *AddArgs, fields []Field, inDB bool, name string) (ID,
 		s.mu.Unlock()
 		return ID{}, s.exhausted()
 	}
-	// The last step of every add (here, in AddBatch and in a shard's
-	// add): append, trim, serve blocked readers. Written out, with no
-	// defer, as Add is the hottest path.
 	s.appendLocked(id, fields)
 	if idmp != nil {
 		s.idmpTrackLocked(*idmp, id, a.nowMs)

@@ -228,25 +228,82 @@ func (r *run) encode() (compare bool) {
 	return false
 }
 
-// put appends to the open block tail an entry that has its master names, an
-// ID that its offset table key and first byte say (see the layout in
+// put appends to the open block (tail) an entry that has its master names,
+// an ID that its offset table key and first byte say (see the layout in
 // block.go) but for a uvarint sequence, values of at most shortMax bytes,
-// and room for the values' raw size in the block by every bound: by
-// Redis's bound on bytes, the bound of the block's listpack size
-// (openBound) or, once fitsBytes has computed it, the exact size
-// (openLP), which it then keeps. It stores it as appendAny would, byte
-// for byte and with the same bounds kept, and reports true; for any other
-// entry it reports false, having changed nothing.
+// room for the values' raw size in the block by every bound (by Redis's
+// bound on bytes, the bound of the block's listpack size (openBound) or,
+// once fitsBytes has computed it, the exact size (openLP), which it then
+// keeps), and a free slot in the offset table as allocated. It stores it
+// as appendAny would, byte for byte and with the same bounds kept, and
+// reports true. Any other entry (or no open block) it leaves to notPut:
+// with orAny, as Append calls it, appendAny stores the entry and put
+// reports what appendAny does; else put reports false, having changed
+// nothing. Append is then one call, inlined into its callers.
 //
-// It calls putValues, and nothing else but on rare paths (names of fewer
-// than 4 or more than 16 bytes, a sequence difference to the block's
-// first ID past 32767, growing the offset table, the values' exact
-// listpack size): it compares the names in word operations.
-func (s *Blocks) put(tail *Block, id ID, fields []Field) bool {
-	names, data := s.openNames, tail.data
+// It compares the names in word loads and calls putValues, and nothing
+// else but on rare paths (a uvarint sequence, the values' exact listpack
+// size, notPut). It writes the block's fields and the counters before it
+// calls putValues, so that little is live across the call.
+func (s *Blocks) put(id ID, fields []Field, orAny bool) bool {
+	tail := s.open
+	if tail == nil {
+		return s.notPut(id, fields, orAny)
+	}
+	names := s.openNames
+	if len(fields) != len(names) {
+		return s.notPut(id, fields, orAny)
+	}
+	names = names[:len(fields)]
+	// The names first: few values are live across the loop.
+	vals := 0 // the values' lengths
+	for i := range fields {
+		// The names compared as sameNames does, in loads of 8 bytes (the
+		// last one overlapping) or, for fewer than 8, of their first and
+		// last 4, 2 or 1.
+		a, b := fields[i].Name, names[i]
+		n := len(a)
+		if n != len(b) {
+			return s.notPut(id, fields, orAny)
+		}
+		pa, pb := unsafe.Pointer(unsafe.StringData(a)), unsafe.Pointer(unsafe.StringData(b))
+		switch {
+		case uint(n-8) <= 8:
+			if load64(pa, 0) != load64(pb, 0) || load64(pa, n-8) != load64(pb, n-8) {
+				return s.notPut(id, fields, orAny)
+			}
+		case n > 16:
+			for j := 0; j < n-8; j += 8 {
+				if load64(pa, j) != load64(pb, j) {
+					return s.notPut(id, fields, orAny)
+				}
+			}
+			if load64(pa, n-8) != load64(pb, n-8) {
+				return s.notPut(id, fields, orAny)
+			}
+		case n >= 4:
+			if load32(pa, 0) != load32(pb, 0) || load32(pa, n-4) != load32(pb, n-4) {
+				return s.notPut(id, fields, orAny)
+			}
+		case n >= 2:
+			if load16(pa, 0) != load16(pb, 0) || load16(pa, n-2) != load16(pb, n-2) {
+				return s.notPut(id, fields, orAny)
+			}
+		case n == 1:
+			if *(*byte)(pa) != *(*byte)(pb) {
+				return s.notPut(id, fields, orAny)
+			}
+		}
+		v := len(fields[i].Value)
+		if v > shortMax {
+			return s.notPut(id, fields, orAny)
+		}
+		vals += v
+	}
 	maxEntries, maxBytes := s.bounds()
-	if len(fields) != len(names) || len(tail.offs) >= maxEntries {
-		return false
+	n0 := len(tail.offs)
+	if n0 >= maxEntries || n0 == cap(tail.offs) {
+		return s.notPut(id, fields, orAny)
 	}
 	first := s.openFirst
 	// The key and first byte as idKey and Block.append make them, and
@@ -255,73 +312,37 @@ func (s *Blocks) put(tail *Block, id ID, fields []Field) bool {
 	key, h, extra := uint32(seqd), byte(FlagSame), 0
 	if msd != 0 {
 		if msd >= keyMax {
-			return false
+			return s.notPut(id, fields, orAny)
 		}
 		key, h = 0x8000|uint32(msd), FlagSame|byte(min(id.Seq, vFollows))<<vShift
 		if id.Seq >= vFollows {
 			extra = uvarintLen(id.Seq)
 		}
 	} else if seqd >= keyMax {
-		return false
+		return s.notPut(id, fields, orAny)
 	}
-	size := 1 + extra // 1 + idExtra + fieldsBound(true, fields)
-	for i := range fields {
-		// The names compared as sameNames does, those of 4 to 16 bytes
-		// in two loads of each.
-		a, b := fields[i].Name, names[i]
-		n := len(a)
-		if n != len(b) {
-			return false
-		}
-		pa, pb := unsafe.Pointer(unsafe.StringData(a)), unsafe.Pointer(unsafe.StringData(b))
-		switch {
-		case uint(n-8) <= 8:
-			if load64(pa, 0) != load64(pb, 0) || load64(pa, n-8) != load64(pb, n-8) {
-				return false
-			}
-		case uint(n-4) <= 3:
-			if load32(pa, 0) != load32(pb, 0) || load32(pa, n-4) != load32(pb, n-4) {
-				return false
-			}
-		default:
-			if a != b {
-				return false
-			}
-		}
-		v := len(fields[i].Value)
-		if v > shortMax {
-			return false
-		}
-		size += 1 + v // fieldsBound's 1 + v + v>>6
-	}
+	size := 1 + extra + len(fields) + vals // 1 + idExtra + fieldsBound(true, fields), whose 1 + v + v>>6 a value is 1 + v here
+	data := tail.data
 	l := len(data)
 	off := l - int(tail.hdr)
 	if cap(data)-l < size || off+size > BlockBytesCap {
-		return false
+		return s.notPut(id, fields, orAny)
 	}
 	// Redis's bound on bytes counts the names of an entry with the master
 	// names though the block stores only its values (see appendAny). Once
 	// the block's listpack size is exact, the entry fits as fitsBytes
-	// decides it, and adds its exact size.
+	// decides it, and adds its exact size (putExact).
 	if s.openLPExact {
-		vals := size - 1 - extra - len(fields) // the values' lengths
-		if tail.lpCounters()+s.openNamesLen+vals+s.openLP >= maxBytes {
-			return false
+		if !s.putExact(tail, id, fields, vals, maxBytes) {
+			return s.notPut(id, fields, orAny)
 		}
-		// Nothing below fails: the entry is stored.
-		s.openLP += lpShortEntrySize(first, id, fields)
 	} else if s.openBound+lpSlack+size+s.openNamesLen >= maxBytes {
-		return false
+		return s.notPut(id, fields, orAny)
 	}
-	d := data[l : l+size]
-	p := 1
-	if extra != 0 {
-		p += binary.PutUvarint(d[1:], id.Seq)
-	}
-	p = putValues(unsafe.Pointer(&d[0]), p, fields) // inside d: size counts each value raw
-	d[0] = h
-	tail.data = tail.data[:l+p] // the same array: no pointer is written
-	tail.offs = append(tail.offs, key<<16|uint32(off))
+	// Nothing below fails: the entry is stored. First the block's fields
+	// and the counters.
+	tail.offs = tail.offs[:n0+1]
+	tail.offs[n0] = key<<16 | uint32(off)
 	tail.last = id
 	tail.live++
 	// lpEntryBound(first, id, true, fields), its terms without a call but
@@ -338,6 +359,35 @@ func (s *Blocks) put(tail *Block, id ID, fields []Field) bool {
 	}
 	s.openBound += size - extra + 1 + len(fields) + lpIntSizeNear(int64(msd)) + ls + lc
 	s.appended(id)
+	// Then the bytes, inside data[l:l+size]: size counts each value raw.
+	q := unsafe.Add(unsafe.Pointer(unsafe.SliceData(data)), l)
+	*(*byte)(q) = h
+	p := 1
+	if extra != 0 {
+		p += binary.PutUvarint(data[l+1:l+size], id.Seq)
+	}
+	tail.data = data[:l+putValues(q, p, fields)] // the same array: no pointer is written
+	return true
+}
+
+// notPut is what put does with an entry it does not take: appendAny
+// stores it when orAny (Append), else nothing (false).
+func (s *Blocks) notPut(id ID, fields []Field, orAny bool) bool {
+	if orAny {
+		return s.appendAny(id, fields)
+	}
+	return false
+}
+
+// putExact is put's check of Redis's bound on bytes once the open block
+// tail's listpack size is exact (openLPExact): an entry of fields, whose
+// values take vals bytes, fits as fitsBytes decides it. When it fits,
+// putExact adds its exact listpack size to openLP and reports true.
+func (s *Blocks) putExact(tail *Block, id ID, fields []Field, vals, maxBytes int) bool {
+	if tail.lpCounters()+s.openNamesLen+vals+s.openLP >= maxBytes {
+		return false
+	}
+	s.openLP += lpShortEntrySize(s.openFirst, id, fields)
 	return true
 }
 

@@ -109,10 +109,7 @@ func SameNames(names []string, fields []Field) bool { return sameNames(names, fi
 // LastID. It becomes the last ID. It reports whether the entry's field
 // names were those of OpenNames before the call. O(1) amortized.
 func (s *Blocks) Append(id ID, fields []Field) (sameAsOpen bool) {
-	if tail := s.open; tail != nil && s.put(tail, id, fields) {
-		return true
-	}
-	return s.appendAny(id, fields)
+	return s.put(id, fields, true) // put stores any entry by appendAny when it does not take it
 }
 
 // appended counts an entry just stored with ID id.
@@ -164,13 +161,17 @@ func (s *Blocks) appendAny(id ID, fields []Field) (sameAsOpen bool) {
 		s.blocks = append(s.blocks, tail)
 		s.firsts = append(s.firsts, id)
 		s.open = tail
-		names := make([]string, len(fields))
-		s.openNamesLen = 0
-		for i, f := range fields {
-			names[i] = strings.Clone(f.Name) // not a part of a caller's larger string
-			s.openNamesLen += len(f.Name)
+		// The names of the block just sealed serve again when the entry
+		// has them (same): they are never changed.
+		if !same {
+			names := make([]string, len(fields))
+			s.openNamesLen = 0
+			for i, f := range fields {
+				names[i] = strings.Clone(f.Name) // not a part of a caller's larger string
+				s.openNamesLen += len(f.Name)
+			}
+			s.openNames = names
 		}
-		s.openNames = names
 		msd, seq, same = 0, 0, true
 		rest = 1 + fieldsBound(true, fields)
 		size = rest

@@ -101,7 +101,7 @@ func TestAppendNearBoundSameAsAny(t *testing.T) {
 				fields = randomEntry(r, r.IntN(2) == 0)
 			}
 			all++
-			if got.open != nil && got.put(got.open, id, fields) {
+			if got.open != nil && got.put(id, fields, false) {
 				if got.openLPExact {
 					exactPut++
 				}
