@@ -60,6 +60,9 @@ func (s *Blocks) appendRun(tail *Block, ids []ID, entries [][]Field) int {
 		l:     len(data),
 		bound: s.openBound,
 	}
+	for i, n := range names {
+		r.nlen[i] = len(n)
+	}
 	for r.encode() {
 		// Names encode cannot compare in words: the entry is taken when
 		// they are equal.
@@ -104,6 +107,7 @@ type run struct {
 	bmax    int                  // an entry of size bytes needs bound+size < bmax
 	lc      int                  // the listpack size of an entry's element count, plus 1 + the names (see encode's bound)
 	seen    [runNamesMax]uintptr // the data of names found equal to names[i]
+	nlen    [runNamesMax]int     // len(names[i])
 
 	k     int // the entries stored
 	l     int // the data's length
@@ -137,11 +141,10 @@ func (r *run) encode() (compare bool) {
 		}
 		// The names compared and the size bound of the values.
 		size := 1 // 1 + idExtra + fieldsBound(true, fields)
-		names := r.names[:len(fields)]
 		for i := range fields {
 			f := &fields[i]
 			a, n := f.Name, len(f.Value)
-			if len(a) != len(names[i]) || n > shortMax {
+			if len(a) != r.nlen[i&(runNamesMax-1)] || n > shortMax {
 				size = -1
 				break
 			}
@@ -150,7 +153,7 @@ func (r *run) encode() (compare bool) {
 			if uintptr(pa) == r.seen[i&(runNamesMax-1)] {
 				continue
 			}
-			pb, m := unsafe.Pointer(unsafe.StringData(names[i])), len(a)
+			pb, m := unsafe.Pointer(unsafe.StringData(r.names[i])), len(a)
 			ok := false
 			switch {
 			case uint(m-8) <= 8:
@@ -368,7 +371,7 @@ func putValues(q unsafe.Pointer, p int, fields []Field) int {
 			store64(o, 1+n-8, b)
 		case n >= 4:
 			a, b := load32(sp, 0), load32(sp, n-4)
-			if notAlpha(uint64(a)|uint64(b)<<32) == 0 {
+			if notAlpha32(a)|notAlpha32(b) == 0 {
 				store32(o, 1, pack8(uint64(a)|uint64(b)<<(uint(n-4)*8&63)))
 				*(*byte)(o) = strPacked | byte(n)
 				p += 1 + int(uint(n+1)>>1)
@@ -378,7 +381,7 @@ func putValues(q unsafe.Pointer, p int, fields []Field) int {
 			store32(o, 1+n-4, b)
 		case n >= 2:
 			a, b := load16(sp, 0), load16(sp, n-2)
-			if x := uint64(a) | uint64(b)<<16; notAlpha(x|x<<32) == 0 {
+			if notAlpha32(uint32(a)|uint32(b)<<16) == 0 {
 				store16(o, 1, uint16(pack8(uint64(a)|uint64(b)<<(uint(n-2)*8&63))))
 				*(*byte)(o) = strPacked | byte(n)
 				p += 1 + int(uint(n+1)>>1)

@@ -137,6 +137,12 @@ func notAlpha(x uint64) uint64 {
 	return (x - 0x2b2b2b2b2b2b2b2b) & 0xf0f0f0f0f0f0f0f0
 }
 
+// notAlpha32 is notAlpha for the four bytes of x: its constants fit an
+// instruction's immediate operand.
+func notAlpha32(x uint32) uint32 {
+	return (x - 0x2b2b2b2b) & 0xf0f0f0f0
+}
+
 // pack8 returns the low nibbles of the eight bytes of x, two to a byte,
 // the first byte's in the lowest nibble.
 func pack8(x uint64) uint32 {
