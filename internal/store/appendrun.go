@@ -352,8 +352,8 @@ func (s *Blocks) put(tail *Block, id ID, fields []Field) bool {
 // as the words when raw. A packed store may write past the packed size:
 // the next value, or the next entry, writes over those bytes.
 func putValues(q unsafe.Pointer, p int, fields []Field) int {
-	for i := range fields {
-		v := fields[i].Value
+	for _, f := range fields {
+		v := f.Value
 		n := len(v)
 		sp, o := unsafe.Pointer(unsafe.StringData(v)), unsafe.Add(q, p)
 		switch {
