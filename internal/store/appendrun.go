@@ -114,6 +114,18 @@ type run struct {
 	bound int // openBound
 }
 
+// id returns r.ids[k] and setOff sets r.offs[k] to o, for 0 <= k <
+// len(r.offs), without a bounds check: appendRun makes ids and offs of
+// one length, and encode's loop keeps k below it (5 instructions an
+// entry of BenchmarkAddBatch).
+func (r *run) id(k int) ID {
+	return *(*ID)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(r.ids)), uintptr(k)*unsafe.Sizeof(ID{})))
+}
+
+func (r *run) setOff(k int, o uint32) {
+	*(*uint32)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(r.offs)), uintptr(k)*4)) = o
+}
+
 // encode stores entries from r.k on while they are of the common kind:
 // the master names, an ID that its offset table key and first byte say
 // (see the layout in block.go) but for a uvarint sequence, values of at
@@ -176,7 +188,7 @@ func (r *run) encode() (compare bool) {
 		// size of the uvarint sequence that may follow, and the terms of
 		// lpEntryBound(first, id, true, fields) but the strings' (msd is
 		// below 32767).
-		id := r.ids[k]
+		id := r.id(k)
 		msd, seqd := id.Ms-r.first.Ms, id.Seq-r.first.Seq
 		key, h, extra, lpID := uint32(seqd), byte(FlagSame), 0, 2+2+r.lc
 		if msd != 0 || seqd > 127 {
@@ -202,7 +214,7 @@ func (r *run) encode() (compare bool) {
 		if l+size > r.lim || r.bound+size >= r.bmax {
 			break
 		}
-		r.offs[k] = key<<16 | uint32(l-r.hdr)
+		r.setOff(k, key<<16|uint32(l-r.hdr))
 		// lpEntryBound: the flags, each value of n bytes as a string of
 		// 2 + n (size-extra-1 counts 1 + n, r.lc the 1 + len(fields)
 		// more), the differences and count.
