@@ -1,5 +1,7 @@
 package xstream
 
+import "math"
+
 // AddBatch appends the entries in order, as len(entries) calls of
 // Add(args, entry...) one after the other would, in one atomic step: it
 // takes the stream's lock once and, for auto IDs, reads the clock once,
@@ -91,6 +93,13 @@ func (s *Stream) batchIDs(a *addSpec, raw string, ids []ID) error {
 		return nil
 	}
 	id, ok := nextAutoID(a.nowMs, last)
+	if ok && id.Seq <= math.MaxUint64-uint64(len(ids)-1) {
+		// The sequences of one millisecond: no carry into the next.
+		for i := range ids {
+			ids[i] = ID{id.Ms, id.Seq + uint64(i)}
+		}
+		return nil
+	}
 	for i := range ids {
 		if !ok {
 			return s.exhausted()

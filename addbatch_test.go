@@ -3,7 +3,9 @@ package xstream
 import (
 	"context"
 	"errors"
+	"math"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -247,6 +249,36 @@ func TestAddBatchIDs(t *testing.T) {
 	assert.Equal(t, []ID{{2000, 7}}, got)
 	assert.EqualValues(t, 8, s.Len())
 	assert.EqualValues(t, 8, s.Info().EntriesAdded)
+}
+
+// TestAddBatchIDsCarry: auto IDs after a last ID near the end of its
+// millisecond's sequences end it exactly, or go on in the next
+// millisecond from sequence 0, as Adds one after the other do.
+func TestAddBatchIDsCarry(t *testing.T) {
+	const top = math.MaxUint64
+	for _, tc := range []struct {
+		last string
+		n    int
+		want []ID
+	}{
+		{"1000-18446744073709551612", 3, []ID{{1000, top - 2}, {1000, top - 1}, {1000, top}}},
+		{"1000-18446744073709551613", 3, []ID{{1000, top - 1}, {1000, top}, {1001, 0}}},
+		{"1000-18446744073709551614", 3, []ID{{1000, top}, {1001, 0}, {1001, 1}}},
+		{"1000-18446744073709551615", 2, []ID{{1001, 0}, {1001, 1}}},
+	} {
+		batch, adds := NewStream(WithClock(newTestClock(900).now)), NewStream(WithClock(newTestClock(900).now))
+		e := reading("1234", "19.8")
+		mustAdd(t, batch, tc.last, e...)
+		mustAdd(t, adds, tc.last, e...)
+		got, err := batch.AddBatch(AddArgs{}, slices.Repeat([][]Field{e}, tc.n)...)
+		require.NoError(t, err)
+		assert.Equal(t, tc.want, got, "after %s", tc.last)
+		for i := range tc.n {
+			id, err := adds.Add(AddArgs{}, e...)
+			require.NoError(t, err)
+			assert.Equal(t, tc.want[i], id, "Add %d after %s", i, tc.last)
+		}
+	}
 }
 
 // TestAddBatchWakesReaders: a reader blocked on the stream is woken once

@@ -60,6 +60,9 @@ func (s *Blocks) appendRun(tail *Block, ids []ID, entries [][]Field) int {
 		l:     len(data),
 		bound: s.openBound,
 	}
+	for i, n := range names {
+		r.nlen[i] = len(n)
+	}
 	for r.encode() {
 		// Names encode cannot compare in words: the entry is taken when
 		// they are equal.
@@ -104,10 +107,23 @@ type run struct {
 	bmax    int                  // an entry of size bytes needs bound+size < bmax
 	lc      int                  // the listpack size of an entry's element count, plus 1 + the names (see encode's bound)
 	seen    [runNamesMax]uintptr // the data of names found equal to names[i]
+	nlen    [runNamesMax]int     // len(names[i])
 
 	k     int // the entries stored
 	l     int // the data's length
 	bound int // openBound
+}
+
+// id returns r.ids[k] and setOff sets r.offs[k] to o, for 0 <= k <
+// len(r.offs), without a bounds check: appendRun makes ids and offs of
+// one length, and encode's loop keeps k below it (5 instructions an
+// entry of BenchmarkAddBatch).
+func (r *run) id(k int) ID {
+	return *(*ID)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(r.ids)), uintptr(k)*unsafe.Sizeof(ID{})))
+}
+
+func (r *run) setOff(k int, o uint32) {
+	*(*uint32)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(r.offs)), uintptr(k)*4)) = o
 }
 
 // encode stores entries from r.k on while they are of the common kind:
@@ -137,11 +153,10 @@ func (r *run) encode() (compare bool) {
 		}
 		// The names compared and the size bound of the values.
 		size := 1 // 1 + idExtra + fieldsBound(true, fields)
-		names := r.names[:len(fields)]
 		for i := range fields {
 			f := &fields[i]
 			a, n := f.Name, len(f.Value)
-			if len(a) != len(names[i]) || n > shortMax {
+			if len(a) != r.nlen[i&(runNamesMax-1)] || n > shortMax {
 				size = -1
 				break
 			}
@@ -150,7 +165,7 @@ func (r *run) encode() (compare bool) {
 			if uintptr(pa) == r.seen[i&(runNamesMax-1)] {
 				continue
 			}
-			pb, m := unsafe.Pointer(unsafe.StringData(names[i])), len(a)
+			pb, m := unsafe.Pointer(unsafe.StringData(r.names[i])), len(a)
 			ok := false
 			switch {
 			case uint(m-8) <= 8:
@@ -173,7 +188,7 @@ func (r *run) encode() (compare bool) {
 		// size of the uvarint sequence that may follow, and the terms of
 		// lpEntryBound(first, id, true, fields) but the strings' (msd is
 		// below 32767).
-		id := r.ids[k]
+		id := r.id(k)
 		msd, seqd := id.Ms-r.first.Ms, id.Seq-r.first.Seq
 		key, h, extra, lpID := uint32(seqd), byte(FlagSame), 0, 2+2+r.lc
 		if msd != 0 || seqd > 127 {
@@ -199,7 +214,7 @@ func (r *run) encode() (compare bool) {
 		if l+size > r.lim || r.bound+size >= r.bmax {
 			break
 		}
-		r.offs[k] = key<<16 | uint32(l-r.hdr)
+		r.setOff(k, key<<16|uint32(l-r.hdr))
 		// lpEntryBound: the flags, each value of n bytes as a string of
 		// 2 + n (size-extra-1 counts 1 + n, r.lc the 1 + len(fields)
 		// more), the differences and count.
@@ -399,8 +414,8 @@ func (s *Blocks) putExact(tail *Block, id ID, fields []Field, vals, maxBytes int
 // as the words when raw. A packed store may write past the packed size:
 // the next value, or the next entry, writes over those bytes.
 func putValues(q unsafe.Pointer, p int, fields []Field) int {
-	for i := range fields {
-		v := fields[i].Value
+	for _, f := range fields {
+		v := f.Value
 		n := len(v)
 		sp, o := unsafe.Pointer(unsafe.StringData(v)), unsafe.Add(q, p)
 		switch {
@@ -418,7 +433,7 @@ func putValues(q unsafe.Pointer, p int, fields []Field) int {
 			store64(o, 1+n-8, b)
 		case n >= 4:
 			a, b := load32(sp, 0), load32(sp, n-4)
-			if notAlpha(uint64(a)|uint64(b)<<32) == 0 {
+			if notAlpha32(a)|notAlpha32(b) == 0 {
 				store32(o, 1, pack8(uint64(a)|uint64(b)<<(uint(n-4)*8&63)))
 				*(*byte)(o) = strPacked | byte(n)
 				p += 1 + int(uint(n+1)>>1)
@@ -428,7 +443,7 @@ func putValues(q unsafe.Pointer, p int, fields []Field) int {
 			store32(o, 1+n-4, b)
 		case n >= 2:
 			a, b := load16(sp, 0), load16(sp, n-2)
-			if x := uint64(a) | uint64(b)<<16; notAlpha(x|x<<32) == 0 {
+			if notAlpha32(uint32(a)|uint32(b)<<16) == 0 {
 				store16(o, 1, uint16(pack8(uint64(a)|uint64(b)<<(uint(n-2)*8&63))))
 				*(*byte)(o) = strPacked | byte(n)
 				p += 1 + int(uint(n+1)>>1)

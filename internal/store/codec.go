@@ -127,13 +127,20 @@ func putStr(dst []byte, s string) int {
 // shortMax is the longest value appendRun takes.
 const shortMax = 16
 
-// notAlpha returns 0 when every byte of x is in the alphabet, else a word
-// with a bit of 0x8080808080808080 set. A byte c is in the alphabet when
-// c < 0x80, c + 0x55 >= 0x80 (c >= '+') and c + 0x45 < 0x80 (c <= ':');
-// the sums of bytes below 0x80 do not carry into the next byte, and a
-// byte from 0x80 on is caught by the first test whatever it carries.
+// notAlpha returns 0 when every byte of x is in the alphabet, else a
+// word with a bit of 0xf0f0f0f0f0f0f0f0 set. It subtracts packFirst from
+// every byte at once: when no byte is below packFirst no byte borrows,
+// and a byte c is in the alphabet when c - packFirst has no high nibble;
+// the lowest byte below packFirst takes no borrow and has a high nibble
+// (c - packFirst + 256 is 0xd5 or more), whatever the bytes above it.
 func notAlpha(x uint64) uint64 {
-	return (x | ^(x + 0x5555555555555555) | (x + 0x4545454545454545)) & 0x8080808080808080
+	return (x - 0x2b2b2b2b2b2b2b2b) & 0xf0f0f0f0f0f0f0f0
+}
+
+// notAlpha32 is notAlpha for the four bytes of x: its constants fit an
+// instruction's immediate operand.
+func notAlpha32(x uint32) uint32 {
+	return (x - 0x2b2b2b2b) & 0xf0f0f0f0
 }
 
 // pack8 returns the low nibbles of the eight bytes of x, two to a byte,

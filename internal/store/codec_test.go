@@ -105,6 +105,45 @@ func TestPackAlphabet(t *testing.T) {
 	}
 }
 
+// TestNotAlpha checks notAlpha, and notAlpha32 on the low half, against
+// packable's byte test on words of
+// alphabet bytes with one or two bytes of every value at every position:
+// 0 exactly when every byte is in the alphabet. A borrow from a byte
+// below the alphabet into the byte above must not hide either.
+func TestNotAlpha(t *testing.T) {
+	inAlpha := func(x uint64) bool {
+		for range 8 {
+			if c := byte(x); c < packFirst || c > packFirst+15 {
+				return false
+			}
+			x >>= 8
+		}
+		return true
+	}
+	base := uint64(0x3a2b30393a2b3039) // ":+09:+09", bytes from both ends
+	checked := 0
+	for i := range 8 {
+		for c := range 256 {
+			x := base&^(0xff<<(8*i)) | uint64(c)<<(8*i)
+			require.Equal(t, inAlpha(x), notAlpha(x) == 0, "%#x", x)
+			require.Equal(t, inAlpha(x&0xffffffff|base&^0xffffffff), notAlpha32(uint32(x)) == 0, "%#x", uint32(x))
+			for j := i + 1; j < 8; j++ {
+				for d := range 256 {
+					y := x&^(0xff<<(8*j)) | uint64(d)<<(8*j)
+					if notAlpha(y) == 0 != inAlpha(y) {
+						t.Fatalf("notAlpha(%#x) = %#x", y, notAlpha(y))
+					}
+					if notAlpha32(uint32(y)) == 0 != inAlpha(y&0xffffffff|base&^0xffffffff) {
+						t.Fatalf("notAlpha32(%#x) = %#x", uint32(y), notAlpha32(uint32(y)))
+					}
+					checked++
+				}
+			}
+		}
+	}
+	require.Equal(t, 28*256*256, checked)
+}
+
 // TestPutStrRoom stores strings into exactly the room strSize says and
 // into exactly their raw size (what Block.append gives when it does not
 // grow the block), each capped there so that a write past it panics: both
