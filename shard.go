@@ -294,12 +294,16 @@ func (sh *shard) add(fields []Field) (ID, bool, error) {
 		s.unlock()
 		return ID{}, false, nil
 	}
-	id, ok := s.autoIDLocked(nowMs)
+	id, ok := nextAutoID(nowMs, ID(s.st.LastID())) // autoIDLocked, inlined
 	if !ok {
 		s.unlock()
 		return ID{}, true, s.exhausted()
 	}
-	s.appendLocked(id, fields)
+	if s.log == nil {
+		s.appendMemLocked(id, fields) // appendLocked, its call inlined as in Stream.add
+	} else {
+		s.appendLogged(id, fields)
+	}
 	s.notifyLocked()
 	if s.log != nil {
 		s.unlockLogged()
