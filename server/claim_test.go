@@ -91,47 +91,11 @@ func TestXReadGroupClaimErrors(t *testing.T) {
 	expectRaw(t, c, "*0|", "XPENDING", "s", "g", "-", "+", "10", "bob")
 }
 
-// Entries that age once the read found nothing to claim, but before it
-// waits, are not claimed by the wait: it is served new entries only, as
-// it would be once waiting. Before, the wait claimed them, and
-// TestXReadGroupClaimBlocked failed now and then.
-func TestXReadGroupClaimAgesAsItBlocks(t *testing.T) {
-	var ms atomic.Int64
-	ms.Store(1_700_000_000_000)
-	srv := RunTWith(t, Options{Clock: func() time.Time { return time.UnixMilli(ms.Load()) }})
-	c := newClientProto(t, srv.Addr(), 2)
-	fields(t, c, "s", "1-0")
-	expectRaw(t, c, "+OK|", "XGROUP", "CREATE", "s", "g", "0")
-	expectRaw(t, c, "*1|*2|$1|s|*1|*2|$3|1-0|*2|$1|f|$1|1|", "XREADGROUP", "GROUP", "g", "alice", "STREAMS", "s", ">")
-	hook := func(*conn) {
-		srv.blockedHook.Store(nil) // once
-		ms.Add(time.Hour.Milliseconds())
-	}
-	srv.blockedHook.Store(&hook)
-	blocker := newClientProto(t, srv.Addr(), 2)
-	done := make(chan []byte, 1)
-	go func() {
-		done <- blocker.exchange("XREADGROUP", "GROUP", "g", "bob", "BLOCK", "0", "CLAIM", "60000", "STREAMS", "s", ">")
-	}()
-	for statLines(t, c, "clients")["blocked_clients"] != "1" {
-		select {
-		case r := <-done:
-			t.Fatalf("XREADGROUP ended before an add: %q", r)
-		default:
-		}
-	}
-	fields(t, c, "s", "2-0")
-	want := "*1|*2|$1|s|*1|*4|$3|2-0|*2|$1|f|$1|2|:0|:0|"
-	if got := string(<-done); got != strings.ReplaceAll(want, "|", "\r\n") {
-		t.Fatalf("got %q, want %q", got, want)
-	}
-	expectRaw(t, c, "*2|*4|$3|1-0|$5|alice|:3600000|:1|*4|$3|2-0|$3|bob|:0|:1|", "XPENDING", "s", "g", "-", "+", "10")
-}
-
-// A blocked XREADGROUP with CLAIM is served by a new entry, which it
-// replies with 0 and 0; it is not woken by pending entries that age.
-func TestXReadGroupClaimBlocked(t *testing.T) {
-	c, advance, addr := claimClient(t, 2)
+// blockClaimRead gives stream s of c's server an entry 1-0 that group g
+// delivered to alice, then starts bob's XREADGROUP BLOCK 0 CLAIM 60000 on
+// a client of its own and returns its reply's channel once bob blocks.
+func blockClaimRead(t *testing.T, c *client, addr string) <-chan []byte {
+	t.Helper()
 	fields(t, c, "s", "1-0")
 	expectRaw(t, c, "+OK|", "XGROUP", "CREATE", "s", "g", "0")
 	expectRaw(t, c, "*1|*2|$1|s|*1|*2|$3|1-0|*2|$1|f|$1|1|", "XREADGROUP", "GROUP", "g", "alice", "STREAMS", "s", ">")
@@ -147,6 +111,37 @@ func TestXReadGroupClaimBlocked(t *testing.T) {
 		default:
 		}
 	}
+	return done
+}
+
+// Entries that age once the read found nothing to claim, but before it
+// waits, are not claimed by the wait: it is served new entries only, as
+// it would be once waiting. Before, the wait claimed them, and
+// TestXReadGroupClaimBlocked failed now and then.
+func TestXReadGroupClaimAgesAsItBlocks(t *testing.T) {
+	var ms atomic.Int64
+	ms.Store(1_700_000_000_000)
+	srv := RunTWith(t, Options{Clock: func() time.Time { return time.UnixMilli(ms.Load()) }})
+	c := newClientProto(t, srv.Addr(), 2)
+	hook := func(*conn) {
+		srv.blockedHook.Store(nil) // once
+		ms.Add(time.Hour.Milliseconds())
+	}
+	srv.blockedHook.Store(&hook)
+	done := blockClaimRead(t, c, srv.Addr())
+	fields(t, c, "s", "2-0")
+	want := "*1|*2|$1|s|*1|*4|$3|2-0|*2|$1|f|$1|2|:0|:0|"
+	if got := string(<-done); got != strings.ReplaceAll(want, "|", "\r\n") {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+	expectRaw(t, c, "*2|*4|$3|1-0|$5|alice|:3600000|:1|*4|$3|2-0|$3|bob|:0|:1|", "XPENDING", "s", "g", "-", "+", "10")
+}
+
+// A blocked XREADGROUP with CLAIM is served by a new entry, which it
+// replies with 0 and 0; it is not woken by pending entries that age.
+func TestXReadGroupClaimBlocked(t *testing.T) {
+	c, advance, addr := claimClient(t, 2)
+	done := blockClaimRead(t, c, addr)
 	advance(time.Hour) // 1-0 is now idle enough, but nothing wakes the reader for it
 	fields(t, c, "s", "2-0")
 	want := "*1|*2|$1|s|*1|*4|$3|2-0|*2|$1|f|$1|2|:0|:0|"
