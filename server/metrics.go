@@ -56,7 +56,7 @@ func (s *Server) MetricsHandler() http.Handler {
 var (
 	descCommands    = prometheus.NewDesc("xstream_commands_total", "Calls of a command.", []string{"command"}, nil)
 	descCmdErrors   = prometheus.NewDesc("xstream_command_errors_total", "Calls of a command that failed (replied an error) or were rejected (refused before running).", []string{"command", "kind"}, nil)
-	descCmdLatency  = prometheus.NewDesc("xstream_command_duration_seconds", "Time of the timed calls of a command (one in 16 of each connection).", []string{"command"}, nil)
+	descCmdLatency  = prometheus.NewDesc("xstream_command_duration_seconds", "Time of the sampled calls of a command (one in 16 of each connection).", []string{"command"}, nil)
 	descErrors      = prometheus.NewDesc("xstream_error_replies_total", "Error replies by error code.", []string{"code"}, nil)
 	descConnected   = prometheus.NewDesc("xstream_connected_clients", "Clients connected.", nil, nil)
 	descBlocked     = prometheus.NewDesc("xstream_blocked_clients", "Clients waiting in a blocking command.", nil, nil)
@@ -154,7 +154,7 @@ func (m metricsCollector) collectStreams(ch chan<- prometheus.Metric) {
 	}
 }
 
-// observeLatency adds a timed call's duration d to cmd's histogram.
+// observeLatency adds a sampled call's duration d to cmd's histogram.
 func (s *stats) observeLatency(cmd *command, d time.Duration) {
 	c := &s.cmds[cmd.idx]
 	sec := d.Seconds()

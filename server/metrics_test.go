@@ -62,7 +62,7 @@ func TestMetrics(t *testing.T) {
 			t.Errorf("no %q in the metrics:\n%s", want, grep(text, "xstream_"))
 		}
 	}
-	// The latency histograms count the timed calls: the connection's
+	// The latency histograms count the sampled calls: the connection's
 	// first, and one in 16 after it.
 	sum := func(re string) int {
 		n := 0

@@ -155,17 +155,21 @@ var monoStart = time.Now()
 // or moved it. A duration is only taken between two readings of the same
 // clock.
 func (s *Server) slowClock() (ns int64, srv bool) {
-	if s.opts.Clock == nil && s.clock.st.Load() == nil {
+	if s.monoDurations() {
 		return int64(time.Since(monoStart)), false
 	}
 	return s.now().UnixNano(), true
 }
 
+// monoDurations reports whether durations go by the monotonic clock: no
+// test injected the server's clock, nor set or moved it.
+func (s *Server) monoDurations() bool { return s.opts.Clock == nil && s.clock.st.Load() == nil }
+
 // markAt sets the mark the next command's time starts from at t, a
 // time.Now reading the caller has anyway, or at a fresh reading of
 // slowClock when the server's clock is in use.
 func (c *conn) markAt(t time.Time) {
-	if c.srv.opts.Clock == nil && c.srv.clock.st.Load() == nil {
+	if c.srv.monoDurations() {
 		c.mark, c.markSrv = int64(t.Sub(monoStart)), false
 		return
 	}

@@ -66,8 +66,8 @@ T CONFIG SET slowlog-log-slower-than 10000 slowlog-max-len 128
 }
 
 // steppingClock is a clock that moves step at each reading: a command's
-// duration is step times the readings it makes (two for the log, one
-// more for XADD *'s ID), whatever the time it really took.
+// duration is step times the readings it makes (its end, and one more
+// for XADD *'s ID), whatever the time it really took.
 type steppingClock struct {
 	mu   sync.Mutex
 	now  time.Time
@@ -114,29 +114,19 @@ func TestSlowlogEntryFixedClock(t *testing.T) {
 	expectWire(t, c, "*1\r\n*6\r\n:2\r\n:1700000000\r\n:0\r\n*2\r\n$4\r\nECHO\r\n$2\r\nhi\r\n$"+itoa(len(addr))+"\r\n"+addr+"\r\n$2\r\nme\r\n", "SLOWLOG", "GET")
 }
 
-// manualClock is a clock that moves only when the test moves it.
-type manualClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (m *manualClock) read() time.Time {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.now
-}
-
-func (m *manualClock) add(d time.Duration) {
-	m.mu.Lock()
-	m.now = m.now.Add(d)
-	m.mu.Unlock()
+// add moves the clock d, as a test does between readings; with a step
+// of 0 the clock moves only so.
+func (s *steppingClock) add(d time.Duration) {
+	s.mu.Lock()
+	s.now = s.now.Add(d)
+	s.mu.Unlock()
 }
 
 // A call's time runs from the mark to its end, less what it waited
 // blocked; the end is the next call's mark. A duration across a change of
 // clock (a test's first SetTime) counts as 0.
 func TestSlowlogTimeCall(t *testing.T) {
-	clk := &manualClock{now: time.Unix(1700000000, 0)}
+	clk := &steppingClock{now: time.Unix(1700000000, 0)} // step 0: moved by add only
 	srv := New(Options{Clock: clk.read})
 	c := &conn{srv: srv}
 	args := [][]byte{[]byte("XLEN"), []byte("s")}
@@ -177,7 +167,7 @@ func TestSlowlogTimeCall(t *testing.T) {
 // The time a client takes to send its next request is not its command's:
 // the mark is set when input has been read.
 func TestSlowlogWaitNotTimed(t *testing.T) {
-	clk := &manualClock{now: time.Unix(1700000000, 0)}
+	clk := &steppingClock{now: time.Unix(1700000000, 0)} // step 0: moved by add only
 	srv := RunTWith(t, Options{Clock: clk.read})
 	c := dialWire(t, srv.Addr())
 	expectWire(t, c, "+OK\r\n", "CONFIG", "SET", "slowlog-log-slower-than", "1000")
@@ -191,7 +181,7 @@ func TestSlowlogWaitNotTimed(t *testing.T) {
 // command from its call; a small one's parse counts (slowlog.go's
 // Timing). The test's parser moves the clock as a slow parse would.
 func TestSlowlogBigParseNotTimed(t *testing.T) {
-	clk := &manualClock{now: time.Unix(1700000000, 0)}
+	clk := &steppingClock{now: time.Unix(1700000000, 0)} // step 0: moved by add only
 	srv := New(Options{Clock: clk.read})
 	srv.parseRequest = func(packet []byte, argsbuf [][]byte) (bool, [][]byte, redcon.Kind, []byte, error) {
 		clk.add(20 * time.Millisecond)

@@ -20,8 +20,9 @@ import (
 // cmdStat is one command's counters.
 type cmdStat struct {
 	calls, nanos, failed, rejected atomic.Int64
-	// The timed calls: their durations' sum and histogram (by
-	// latencyBuckets, and above them).
+	// The calls the metrics' latency histogram samples (one in
+	// latencySample of each connection): their durations' sum and
+	// histogram (by latencyBuckets, and above them).
 	timedNanos atomic.Int64
 	latency    [len(latencyBucketsArray) + 1]atomic.Int64
 }
