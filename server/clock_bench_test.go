@@ -10,8 +10,8 @@ import (
 // BenchmarkClock compares the server's clock, which every XADD * and
 // group command reads, with time.Now, what the DBs read before SetTime
 // and FastForward existed (the core's own wall clock, time.Since a cached
-// reading, is cheaper still), and with the failure check every command
-// makes:
+// reading, is cheaper still), with the clock that times each command
+// (slowClock) and with the failure check every command makes:
 //
 //	go test -run '^$' -bench BenchmarkClock -count 5
 func BenchmarkClock(b *testing.B) {
@@ -32,6 +32,13 @@ func BenchmarkClock(b *testing.B) {
 		s.FastForward(time.Hour)
 		for b.Loop() {
 			sink += s.now().UnixMilli()
+		}
+	})
+	b.Run("slowClock", func(b *testing.B) { // what times each command (slowlog.go)
+		s := New(Options{})
+		for b.Loop() {
+			ns, _ := s.slowClock()
+			sink += ns
 		}
 	})
 	b.Run("faults.failure-none-set", func(b *testing.B) {

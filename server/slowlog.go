@@ -20,8 +20,8 @@ import (
 //
 // Timing: a command's time runs from a mark to one clock reading when it
 // returns, and that reading is the next command's mark: one reading a
-// command (about 80-190 ns on the VMs measured, BenchmarkClock), with no
-// goroutine ticking a clock. A mark is also set when input has been read
+// command (53-60 ns on the VM measured, against 91-101 for time.Now:
+// BenchmarkClock/slowClock), with no goroutine ticking a clock. A mark is also set when input has been read
 // (fill), after a large request was parsed, and after replies were
 // written, so that neither waiting for the client nor writing to it
 // counts. What lies between two commands of a batch (parsing the next
