@@ -20,6 +20,9 @@ type loop struct {
 	epfd   int
 	wakeRd int // the pipe: a byte written to wakeWr wakes epoll_wait
 	wakeWr int
+	// waiter waits for events on epfd (loop_spin_linux.go); only the
+	// goroutine running the loop uses it.
+	waiter waiter
 
 	mu       sync.Mutex
 	conns    map[int32]*conn // by socket descriptor
@@ -59,7 +62,7 @@ func newLoop(s *Server) (*loop, error) {
 		syscall.Close(epfd)
 		return nil, os.NewSyscallError("pipe2", err)
 	}
-	l := &loop{srv: s, epfd: epfd, wakeRd: p[0], wakeWr: p[1], conns: map[int32]*conn{}}
+	l := &loop{srv: s, epfd: epfd, wakeRd: p[0], wakeWr: p[1], conns: map[int32]*conn{}, waiter: newWaiter(epfd)}
 	ev := syscall.EpollEvent{Events: syscall.EPOLLIN, Fd: int32(p[0])}
 	if err := syscall.EpollCtl(epfd, syscall.EPOLL_CTL_ADD, p[0], &ev); err != nil {
 		l.closeFDs()
@@ -154,7 +157,7 @@ func (l *loop) run(gen uint64) {
 			return
 		}
 		l.mu.Unlock()
-		n, err := l.waitEvents(events)
+		n, err := l.waiter.wait(events)
 		if err != nil {
 			if err == syscall.EINTR {
 				continue

@@ -28,16 +28,3 @@ func pollEvents(epfd int, events []syscall.EpollEvent) (int, error) {
 	}
 	return int(r), nil
 }
-
-// waitEvents returns the events ready, waiting for one if none is. It
-// looks first without waiting, as a raw system call: when events are
-// ready, as they mostly are with many busy clients, the loop's goroutine
-// goes on without the runtime's bookkeeping of a blocking call, and the
-// runtime's monitor does not see it in a system call (in a blocking one
-// it may hand the goroutine's processor to another thread).
-func (l *loop) waitEvents(events []syscall.EpollEvent) (int, error) {
-	if n, err := pollEvents(l.epfd, events); n != 0 || err != nil && err != syscall.EINTR {
-		return n, err
-	}
-	return syscall.EpollWait(l.epfd, events, -1)
-}

@@ -38,8 +38,8 @@ func TestLoopRawCalls(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 1, n)
 	require.Equal(t, int32(p[0]), events[0].Fd)
-	l := &loop{epfd: epfd}
-	n, err = l.waitEvents(events) // ready: does not wait
+	w := newWaiter(epfd)
+	n, err = w.wait(events) // ready: does not wait
 	require.NoError(t, err)
 	require.Equal(t, 1, n)
 	n, err = rawRead(p[0], buf)
