@@ -94,7 +94,9 @@ type Options struct {
 	// as in Redis; so does each sync of a change under
 	// xstream.SyncAlways, which clients with goroutines of their own wait
 	// for together (xstream-server uses no loop then). A loop's goroutine
-	// waits in epoll_wait outside the Go scheduler: where the clients are
+	// polls for up to 20 µs before it sleeps when its last wait was
+	// shorter than that (loop_spin_linux.go), and it sleeps in
+	// epoll_wait outside the Go scheduler: where the clients are
 	// goroutines of the same process, or the process is busy with other
 	// goroutines, it waits for a processor after each wait and serves
 	// slower than goroutines (BenchmarkLoop). 0 or less gives each client
