@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -97,13 +98,18 @@ func TestWriteSnapshotV1Fixture(t *testing.T) {
 // TestLoadSnapshotV1 opens a copy of the fixture: its streams, entries,
 // deleted entries and group are those fixtureOps makes in a DB in memory,
 // and the loaded stream takes new entries and a new snapshot like any.
+// Both DBs read one clock that stands still, so that the auto IDs of
+// their new entries are the same (each reading the wall clock, they
+// differed when a millisecond passed between the two Adds).
 func TestLoadSnapshotV1(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "db")
 	require.NoError(t, os.CopyFS(dir, os.DirFS("testdata/snapshot-v1")))
-	db, err := Open(dir)
+	now := time.Now()
+	clock := WithClock(func() time.Time { return now })
+	db, err := Open(dir, clock)
 	require.NoError(t, err)
 	defer func() { require.NoError(t, db.Close()) }()
-	want := NewDB()
+	want := NewDB(clock)
 	fixtureOps(t, want)
 	requireSameDB(t, want, db)
 
@@ -114,7 +120,7 @@ func TestLoadSnapshotV1(t *testing.T) {
 	requireSameDB(t, want, db)
 	require.NoError(t, db.Snapshot())
 	require.NoError(t, db.Close())
-	db, err = Open(dir)
+	db, err = Open(dir, clock)
 	require.NoError(t, err)
 	requireSameDB(t, want, db)
 }
