@@ -63,7 +63,26 @@ type Segment struct {
 	alloc int64 // the file's size: size, plus zeros written by Preallocate
 	dir   string
 	err   error // set by a failure that leaves the file in doubt; every later call returns it
+
+	faults *Faults // failures injected by tests (SetFaults); nil otherwise
 }
+
+// Faults makes a segment's writes and syncs fail as a failing disk's do,
+// for the tests of the layers above: Write, when not nil, is asked before
+// each Write of n bytes and may return k < n with an error (ENOSPC, say):
+// the segment then writes only the first k bytes and fails as a write cut
+// short by the disk. Sync, when not nil, is asked before each Sync and
+// may return an error, which fails it as fdatasync would. Both may be
+// called from any goroutine that writes the segment.
+type Faults struct {
+	Write func(n int) (int, error)
+	Sync  func() error
+}
+
+// SetFaults injects f's failures into the segment's later writes and
+// syncs (nil: none). Tests only; not safe to call while the segment is
+// written.
+func (s *Segment) SetFaults(f *Faults) { s.faults = f }
 
 // CreateSegment creates the log segment dir/SegmentName(base), which must
 // not exist, writes its header and syncs the file and dir, so the new
@@ -165,7 +184,20 @@ func (s *Segment) Write(p []byte) (int, error) {
 	if s.err != nil {
 		return 0, s.err
 	}
-	n, err := s.f.WriteAt(p, s.size)
+	var n int
+	var err error
+	if s.faults != nil && s.faults.Write != nil {
+		if k, ferr := s.faults.Write(len(p)); ferr != nil {
+			n, err = s.f.WriteAt(p[:min(max(k, 0), len(p))], s.size)
+			if err == nil {
+				err = &os.PathError{Op: "write", Path: s.path, Err: ferr}
+			}
+		} else {
+			n, err = s.f.WriteAt(p, s.size)
+		}
+	} else {
+		n, err = s.f.WriteAt(p, s.size)
+	}
 	if err == nil {
 		s.size += int64(n)
 		s.alloc = max(s.alloc, s.size)
@@ -180,6 +212,10 @@ func (s *Segment) Write(p []byte) (int, error) {
 	}
 	return 0, err
 }
+
+// Err returns the error that makes the segment refuse every Write and
+// Sync (a failed Sync, or a failed write it could not cut back), or nil.
+func (s *Segment) Err() error { return s.err }
 
 // Room returns how many bytes Write can add before the file grows: what
 // Preallocate made beyond the bytes written.
@@ -202,8 +238,13 @@ func (s *Segment) Preallocate(n int64) error {
 	zeros := make([]byte, min(want-s.alloc, 1<<20))
 	for off := s.alloc; off < want; {
 		k := min(int64(len(zeros)), want-off)
-		if _, err := s.f.WriteAt(zeros[:k], off); err != nil {
-			return err // the zeros written so far do no harm
+		n, err := s.f.WriteAt(zeros[:k], off)
+		if err != nil {
+			// The zeros written so far do no harm, and are not written
+			// again: on a full disk, each later Preallocate would
+			// otherwise write them all before it fails.
+			s.alloc = off + int64(n)
+			return err
 		}
 		off += k
 	}
@@ -223,7 +264,13 @@ func (s *Segment) Sync() error {
 	if s.err != nil {
 		return s.err
 	}
-	if err := datasync(s.f); err != nil {
+	err := datasync(s.f)
+	if err == nil && s.faults != nil && s.faults.Sync != nil {
+		if ferr := s.faults.Sync(); ferr != nil {
+			err = &os.PathError{Op: "fdatasync", Path: s.path, Err: ferr}
+		}
+	}
+	if err != nil {
 		s.err = fmt.Errorf("xstream: %s: sync failed, unsynced records may be lost: %w", s.path, err)
 		return s.err
 	}
