@@ -270,7 +270,7 @@ func TestAddWithTrim(t *testing.T) {
 	es, err = s.Range("-", "+", 0)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"5-0", "9-0"}, ids(es))
-	info := s.Info()
+	info := must(s.Info())
 	assert.EqualValues(t, 6, info.EntriesAdded)
 	assert.Equal(t, ID{5, 0}, info.RecordedFirstEntryID)
 	assert.Equal(t, ID{}, info.MaxDeletedEntryID, "trimming is not deleting")
@@ -284,7 +284,7 @@ func TestAddTrimToEmptyKeepsState(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, ID{3, 5}, id)
 	assert.Zero(t, s.Len())
-	info := s.Info()
+	info := must(s.Info())
 	assert.Equal(t, StreamInfo{
 		LastGeneratedID:   ID{3, 5},
 		MaxDeletedEntryID: ID{1, 0},
@@ -301,7 +301,7 @@ func TestAddTrimToEmptyKeepsState(t *testing.T) {
 	requireUnchanged(t, s, before)
 	// …and "ms-*" continues its sequence.
 	assert.Equal(t, ID{3, 6}, mustAdd(t, s, "3-*"))
-	info = s.Info()
+	info = must(s.Info())
 	assert.Equal(t, ID{3, 6}, info.RecordedFirstEntryID)
 	assert.EqualValues(t, 4, info.EntriesAdded)
 	assert.EqualValues(t, 1, info.Length)

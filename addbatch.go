@@ -47,6 +47,9 @@ func (s *Stream) addBatch(args AddArgs, entries [][]Field, inDB bool, name strin
 	if args.Idempotency.asked() {
 		return nil, errorf(ErrInvalidArgument, "AddBatch takes no Idempotency (producer %q): add idempotent entries one by one with Add", args.Idempotency.Producer)
 	}
+	if err := s.cfg.gate.write(); err != nil {
+		return nil, err
+	}
 	ids := make([]ID, len(entries))
 
 	s.mu.Lock()
@@ -71,7 +74,9 @@ func (s *Stream) addBatch(args AddArgs, entries [][]Field, inDB bool, name strin
 		s.appendBatchLocked(ids, entries)
 	}
 	s.notifyLocked()
-	s.unlock()
+	if err := s.unlock(); err != nil {
+		return nil, err
+	}
 	return ids, nil
 }
 

@@ -248,7 +248,7 @@ func TestAddBatchIDs(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []ID{{2000, 7}}, got)
 	assert.EqualValues(t, 8, s.Len())
-	assert.EqualValues(t, 8, s.Info().EntriesAdded)
+	assert.EqualValues(t, 8, must(s.Info()).EntriesAdded)
 }
 
 // TestAddBatchIDsCarry: auto IDs after a last ID near the end of its

@@ -15,7 +15,8 @@ import (
 // was at one moment (the end of the copy). Writers wait at most for the
 // copy of one stream's blocks. Restore opens a DB from it. A DB made by
 // NewDB can be backed up too: it is then copied with each stream under its
-// lock, not at one moment across streams.
+// lock, not at one moment across streams. It fails with ErrClosed after
+// Close, and under SyncAlways while the log fails (DB.Err).
 func (db *DB) Backup(w io.Writer) error {
 	d := db.dur
 	if d == nil {
@@ -23,6 +24,12 @@ func (db *DB) Backup(w io.Writer) error {
 	}
 	d.snapMu.Lock()
 	defer d.snapMu.Unlock()
+	if d.closed.Load() {
+		return errClosed()
+	}
+	if err := d.j.failed(); err != nil && d.j.policy == SyncAlways {
+		return err // the DB holds changes that are not on disk
+	}
 	db.mu.RLock()
 	base, off := d.j.mark()
 	objs := db.listLocked()

@@ -42,7 +42,7 @@ func TestBlockedReadCancelThenAdd(t *testing.T) {
 		}, cancelWakeAdd},
 		{"DestroyGroup", streamReadGroup, func(t *testing.T, db *DB, g, _ string) {
 			s, _ := db.Lookup("s")
-			require.True(t, s.DestroyGroup(g))
+			require.True(t, must(s.DestroyGroup(g)))
 		}},
 	}
 	for _, tc := range cases {

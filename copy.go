@@ -29,6 +29,12 @@ func (db *DB) Copy(src string, to *DB, dst string, replace bool) (bool, error) {
 	if to == db && src == dst {
 		return false, errorf(ErrInvalidArgument, "Copy of %q onto itself", src)
 	}
+	if err := db.gate.read(); err != nil {
+		return false, err
+	}
+	if err := to.gate.write(); err != nil {
+		return false, err
+	}
 	s, ok := db.Lookup(src)
 	if !ok {
 		return false, errorf(ErrNoStream, "Copy %q: no such stream", src)
@@ -64,9 +70,13 @@ func (db *DB) Copy(src string, to *DB, dst string, replace bool) (bool, error) {
 		return false, err
 	}
 	_, j, last := to.replaceLocked(dst, replace)
-	to.insertNewLocked(c, j, last)
+	if err := to.insertNewLocked(c, j, last); err != nil {
+		return false, err
+	}
 	if srcLog != nil {
-		srcLog.durable(srcLSN)
+		if err := srcLog.durable(srcLSN); err != nil {
+			return false, err
+		}
 	}
 	return true, nil
 }
@@ -106,9 +116,9 @@ func (db *DB) replaceLocked(name string, replace bool) (free bool, j *journal, l
 
 // insertNewLocked commits the record of c, a stream newStreamLocked made
 // and the caller filled, puts it in the DB and releases db.mu and c.mu,
-// then settles the call's records (j and last: those before c's). The
-// caller holds db.mu and c.mu.
-func (db *DB) insertNewLocked(c *Stream, j *journal, last uint64) {
+// then settles the call's records (j and last: those before c's) and
+// returns settle's error. The caller holds db.mu and c.mu.
+func (db *DB) insertNewLocked(c *Stream, j *journal, last uint64) error {
 	jj, lsn := c.unlockDeferred()
 	db.insertLocked(c)
 	db.mu.Unlock()
@@ -116,8 +126,9 @@ func (db *DB) insertNewLocked(c *Stream, j *journal, last uint64) {
 		j, last = jj, max(last, lsn)
 	}
 	if j != nil {
-		j.settle(last)
+		return j.settle(last)
 	}
+	return nil
 }
 
 // copyInto gives c, new and empty, s's entries, counters and groups,

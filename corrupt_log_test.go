@@ -295,7 +295,7 @@ func TestLogCutInsideACall(t *testing.T) {
 			require.NoError(t, err)
 		}},
 		{name: "Remove of two streams", do: func(t testing.TB, db *DB, clk *testClock) {
-			require.Positive(t, db.Remove("a", "b"))
+			require.Positive(t, must(db.Remove("a", "b")))
 		}},
 	}
 	h := buildHistory(t, calls, -1)

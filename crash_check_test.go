@@ -491,7 +491,7 @@ func observeCrashStream(db *DB, s string) (crashObserved, error) {
 	if !ok {
 		return crashObserved{}, nil
 	}
-	o := crashObserved{exists: true, info: st.Info(), groups: st.Groups()}
+	o := crashObserved{exists: true, info: must(st.Info()), groups: st.Groups()}
 	var err error
 	if o.entries, err = st.Range("-", "+", 0); err != nil {
 		return o, err

@@ -21,6 +21,7 @@ type DB struct {
 	sharded map[string]*ShardedStream
 	exp     expiries // the streams with an expiry (expire.go)
 	dur     *durable // the files of a durable DB (Open); nil in memory
+	gate    *gate    // closed by Close; shows the log's failures (gate.go)
 
 	limits    store.Limits // set by SetNodeSize, for the streams made later
 	limitsSet bool
@@ -32,7 +33,8 @@ func NewDB(opts ...Option) *DB {
 }
 
 func newDB(cfg config) *DB {
-	return &DB{cfg: cfg, streams: radix.New(), missing: map[string]*waitList{}, sharded: map[string]*ShardedStream{}}
+	cfg.gate = newGate()
+	return &DB{cfg: cfg, streams: radix.New(), missing: map[string]*waitList{}, sharded: map[string]*ShardedStream{}, gate: cfg.gate}
 }
 
 // Lookup returns the stream called name, if there is one.
@@ -98,6 +100,9 @@ func (db *DB) insertLocked(s *Stream) {
 // missing stream is created, unless args.NoMkStream is set: then Add fails
 // with ErrNoStream. A failed Add creates nothing.
 func (db *DB) Add(name string, args AddArgs, fields ...Field) (ID, error) {
+	if err := db.gate.write(); err != nil {
+		return ID{}, err
+	}
 	for {
 		s, ok := db.Lookup(name)
 		if !ok {
@@ -126,6 +131,9 @@ func (db *DB) Add(name string, args AddArgs, fields ...Field) (ID, error) {
 // AddBatch fails with ErrNoStream. A failed AddBatch creates nothing; in
 // a durable DB a new stream and its batch are one record.
 func (db *DB) AddBatch(name string, args AddArgs, entries ...[]Field) ([]ID, error) {
+	if err := db.gate.write(); err != nil {
+		return nil, err
+	}
 	for {
 		s, ok := db.Lookup(name)
 		if !ok {
@@ -152,8 +160,8 @@ func (db *DB) AddBatch(name string, args AddArgs, entries ...[]Field) ([]ID, err
 // createWith creates the stream called name and runs add on it before
 // the DB shows it: the stream is inserted only when add succeeds. It
 // returns done false, having done nothing, when the stream exists
-// (created meanwhile); else add's error. It holds the DB's lock while add
-// runs, and settles the record once it holds no lock.
+// (created meanwhile); else add's error, or settle's. It holds the DB's
+// lock while add runs, and settles the record once it holds no lock.
 func (db *DB) createWith(name string, add func(*Stream) error) (done bool, err error) {
 	db.mu.Lock()
 	if _, ok := db.lookupLocked(name); ok {
@@ -183,7 +191,7 @@ func (db *DB) createWith(name string, add func(*Stream) error) (done bool, err e
 	db.insertLocked(s)
 	db.mu.Unlock()
 	if s.log != nil {
-		s.log.j.settle(lsn)
+		return true, s.log.j.settle(lsn)
 	}
 	return true, nil
 }
@@ -191,12 +199,18 @@ func (db *DB) createWith(name string, add func(*Stream) error) (done bool, err e
 // Remove deletes the named streams, as Redis DEL does, and returns how
 // many existed. Readers blocked in DB.Read go on waiting for a new stream
 // of that name; readers blocked in ReadGroup return an ErrNoStream error.
+// It fails with ErrClosed, or ErrLogFailed (see DB.Err), removing nothing
+// (under SyncAlways, when the removal could not be synced, it may be kept
+// or not, as for any call).
 //
 // A *Stream obtained from the DB before Remove is detached, like an
 // unlinked file: it stays usable, but what is added to it is not seen
 // through the DB, and Stream.Read calls blocked on it keep waiting on it.
 // DB methods never use a removed stream.
-func (db *DB) Remove(names ...string) int {
+func (db *DB) Remove(names ...string) (int, error) {
+	if err := db.gate.write(); err != nil {
+		return 0, err
+	}
 	db.mu.Lock()
 	n := 0
 	var j *journal
@@ -213,9 +227,11 @@ func (db *DB) Remove(names ...string) int {
 	}
 	db.mu.Unlock()
 	if j != nil {
-		j.settle(last)
+		if err := j.settle(last); err != nil {
+			return 0, err
+		}
 	}
-	return n
+	return n, nil
 }
 
 // removeLocked takes s out of the DB, as Remove does: its DB.Read
@@ -292,15 +308,21 @@ func (db *DB) Read(ctx context.Context, args ReadArgs, streamsAndIDs ...string) 
 		}
 		pos[i] = p
 	}
+	if err := db.gate.read(); err != nil {
+		return nil, err
+	}
 	block := args.Block != 0
 	timeout, stop := newTimeout(args.Block)
 	defer stop()
 	var w *waiter
 	if block {
-		w = newWaiter()
+		w = newWaiter(db.gate)
 	}
 	for {
-		out, regs := db.readOnce(names, pos, args.Count, w)
+		out, regs, err := db.readOnce(names, pos, args.Count, w)
+		if err != nil {
+			return nil, err
+		}
 		if len(out) > 0 || !block {
 			return out, nil
 		}
@@ -315,8 +337,9 @@ func (db *DB) Read(ctx context.Context, args ReadArgs, streamsAndIDs ...string) 
 // readOnce looks at each stream once. With w, it registers w on every
 // stream (or missing name) that it finds without data, and returns those
 // streams; registration happens under the same lock as the look, so no Add
-// in between is missed.
-func (db *DB) readOnce(names []string, pos []readPos, count int, w *waiter) ([]StreamEntries, []*Stream) {
+// in between is missed. It fails when what it read cannot be made durable
+// (runlock), having unregistered w.
+func (db *DB) readOnce(names []string, pos []readPos, count int, w *waiter) ([]StreamEntries, []*Stream, error) {
 	var out []StreamEntries
 	var regs []*Stream
 	for i, name := range names {
@@ -356,7 +379,12 @@ func (db *DB) readOnce(names []string, pos []readPos, count int, w *waiter) ([]S
 			s.waiters.add(w)
 			regs = append(regs, s)
 		}
-		s.unlock()
+		if err := s.unlock(); err != nil {
+			if w != nil {
+				db.unregister(w, names, regs)
+			}
+			return nil, nil, err
+		}
 		if len(es) > 0 {
 			out = append(out, StreamEntries{Stream: name, Entries: es})
 		}
@@ -364,7 +392,7 @@ func (db *DB) readOnce(names []string, pos []readPos, count int, w *waiter) ([]S
 	if len(out) > 0 && w != nil {
 		db.unregister(w, names, regs)
 	}
-	return out, regs
+	return out, regs, nil
 }
 
 // unregister removes w from the streams and missing names it was put on.

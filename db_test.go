@@ -73,12 +73,12 @@ func TestDBRemove(t *testing.T) {
 		require.NoError(t, err)
 	}
 	old := db.Stream("a")
-	assert.Equal(t, 2, db.Remove("a", "x", "b", "a"))
+	assert.Equal(t, 2, must(db.Remove("a", "x", "b", "a")))
 	assert.Equal(t, []string{"c"}, db.Names(""))
 	assert.Equal(t, 1, db.Len())
 	_, ok := db.Lookup("a")
 	assert.False(t, ok)
-	assert.Zero(t, db.Remove())
+	assert.Zero(t, must(db.Remove()))
 
 	// A new stream of the same name starts afresh.
 	id, err := db.Add("a", AddArgs{ID: "1"}, Fields("f", "new")...)

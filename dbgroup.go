@@ -10,6 +10,9 @@ import (
 // opts.MkStream is set: then an empty stream is created with the group
 // (Redis MKSTREAM). A failed call creates nothing.
 func (db *DB) CreateGroup(name, group, start string, opts GroupOptions) error {
+	if err := db.gate.write(); err != nil {
+		return err
+	}
 	if s, ok := db.Lookup(name); ok {
 		return s.CreateGroup(group, start, opts)
 	}
@@ -82,8 +85,11 @@ func (db *DB) readGroup(ctx context.Context, group, consumer string, args ReadGr
 
 // readGroupOnce is readGroup until a Rename replaces a stream it waits on
 // (errRenamedOnto).
-func (db *DB) readGroupOnce(ctx context.Context, group, consumer string, args ReadGroupArgs, streamsAndIDs []string) ([]StreamEntries, [][]Delivery, error) {
+func (db *DB) readGroupOnce(ctx context.Context, group, consumer string, args ReadGroupArgs, streamsAndIDs []string) (out []StreamEntries, dels [][]Delivery, err error) {
 	if err := args.check(); err != nil {
+		return nil, nil, err
+	}
+	if err := db.gate.write(); err != nil {
 		return nil, nil, err
 	}
 	if len(streamsAndIDs) == 0 || len(streamsAndIDs)%2 != 0 {
@@ -109,14 +115,15 @@ func (db *DB) readGroupOnce(ctx context.Context, group, consumer string, args Re
 		}
 		s.mu.RLock()
 		_, err := s.groupLocked(group)
-		s.runlock()
+		s.mu.RUnlock()
 		if err != nil {
 			return nil, nil, err
 		}
 		streams[i] = s
 	}
 
-	// In a durable DB each stream's record is settled once, at the end.
+	// In a durable DB each stream's record is settled once, at the end:
+	// when that fails, the call fails and returns nothing.
 	var j *journal
 	var last uint64
 	settle := func(jj *journal, lsn uint64) {
@@ -124,9 +131,11 @@ func (db *DB) readGroupOnce(ctx context.Context, group, consumer string, args Re
 			j, last = jj, max(last, lsn)
 		}
 	}
-	defer func() { j.settle(last) }()
-	var out []StreamEntries
-	var dels [][]Delivery
+	defer func() {
+		if serr := j.settle(last); serr != nil && err == nil {
+			out, dels, err = nil, nil, serr
+		}
+	}()
 	for i, s := range streams {
 		now := s.nowMs()
 		l := s.lockRead(group, pos[i], args)
@@ -155,7 +164,7 @@ func (db *DB) readGroupOnce(ctx context.Context, group, consumer string, args Re
 
 	// Wait. Register on each stream in turn; data that came meanwhile is
 	// served at once, by this call.
-	w := newGroupWaiter(ctx, consumer, args)
+	w := newGroupWaiter(ctx, db.gate, consumer, args)
 	var regs []*Stream
 	for i, s := range streams {
 		s.mu.Lock()
@@ -192,7 +201,9 @@ func (db *DB) readGroupOnce(ctx context.Context, group, consumer string, args Re
 	if w.err != nil {
 		return nil, nil, w.err
 	}
-	streams[w.stream].settleServed()
+	if err := streams[w.stream].settleServed(); err != nil {
+		return nil, nil, err
+	}
 	if w.entries == nil {
 		return nil, nil, nil
 	}

@@ -20,6 +20,9 @@ func (db *DB) CreateShardedStream(name string, args ShardedArgs) (*ShardedStream
 	if err := args.check(); err != nil {
 		return nil, err
 	}
+	if err := db.gate.write(); err != nil {
+		return nil, err
+	}
 	db.mu.Lock()
 	if _, ok := db.sharded[name]; ok {
 		db.mu.Unlock()
@@ -39,7 +42,9 @@ func (db *DB) CreateShardedStream(name string, args ShardedArgs) (*ShardedStream
 	ss.unlock()
 	db.sharded[name] = ss
 	db.mu.Unlock()
-	ss.settle()
+	if err := ss.settle(); err != nil {
+		return nil, err
+	}
 	return ss, nil
 }
 
@@ -68,13 +73,17 @@ func (db *DB) ShardedNames() []string {
 // RemoveShardedStream deletes the sharded stream called name from the DB
 // and reports whether there was one. A *ShardedStream obtained before is
 // detached: it stays usable in memory, and its changes are no longer kept
-// by a durable DB.
-func (db *DB) RemoveShardedStream(name string) bool {
+// by a durable DB. It fails, removing nothing, with ErrClosed or
+// ErrLogFailed.
+func (db *DB) RemoveShardedStream(name string) (bool, error) {
+	if err := db.gate.write(); err != nil {
+		return false, err
+	}
 	db.mu.Lock()
 	ss, ok := db.sharded[name]
 	if !ok {
 		db.mu.Unlock()
-		return false
+		return false, nil
 	}
 	delete(db.sharded, name)
 	ss.mu.Lock()
@@ -91,7 +100,9 @@ func (db *DB) RemoveShardedStream(name string) bool {
 	ss.mu.Unlock()
 	db.mu.Unlock()
 	if d := db.dur; d != nil {
-		d.j.settleAll()
+		if err := d.j.settleAll(); err != nil {
+			return false, err
+		}
 	}
-	return true
+	return true, nil
 }

@@ -1,6 +1,9 @@
 package xstream
 
-import "strconv"
+import (
+	"errors"
+	"strconv"
+)
 
 // Dead letters. Redis leaves it to the application to set aside entries
 // that keep failing; MoveDeadLetters does it when called: it copies each
@@ -73,6 +76,9 @@ func (s *Stream) MoveDeadLetters(group string, args DeadLetterArgs) ([]DeadLette
 	case args.To == s:
 		return nil, errorf(ErrInvalidArgument, "the dead-letter stream %q is the source stream", s.Name())
 	}
+	if err := s.cfg.gate.write(); err != nil {
+		return nil, err
+	}
 
 	var cands []deadCandidate
 	s.mu.RLock()
@@ -103,20 +109,23 @@ func (s *Stream) MoveDeadLetters(group string, args DeadLetterArgs) ([]DeadLette
 		cands[i].fields = e.Fields
 	}
 	putCollector(col)
-	s.runlock()
+	if err := s.runlock(); err != nil {
+		return nil, err
+	}
 
 	var moved []DeadLetter
 	for _, d := range cands {
 		dead, err := args.To.Add(AddArgs{}, deadLetterFields(s.Name(), group, d.letter, d.fields)...)
 		if err != nil {
-			s.ackMoved(group, moved)
+			if aerr := s.ackMoved(group, moved); aerr != nil {
+				err = errors.Join(err, aerr)
+			}
 			return moved, err
 		}
 		d.letter.DeadID = dead
 		moved = append(moved, d.letter)
 	}
-	s.ackMoved(group, moved)
-	return moved, nil
+	return moved, s.ackMoved(group, moved)
 }
 
 // deadLetterFields returns the fields of the dead letter d of the stream
@@ -134,17 +143,21 @@ func deadLetterFields(stream, group string, d DeadLetter, fields []Field) []Fiel
 }
 
 // ackMoved acknowledges dead-lettered entries that are still pending.
-func (s *Stream) ackMoved(group string, moved []DeadLetter) {
+func (s *Stream) ackMoved(group string, moved []DeadLetter) (err error) {
 	if len(moved) == 0 {
+		return nil
+	}
+	if err = s.cfg.gate.write(); err != nil {
 		return
 	}
 	s.mu.Lock()
-	defer s.unlock()
+	defer s.unlockTo(&err)
 	g, err := s.groupLocked(group)
 	if err != nil {
-		return // destroyed meanwhile: nothing left to acknowledge
+		return nil // destroyed meanwhile: nothing left to acknowledge
 	}
 	for _, d := range moved {
 		s.ackLocked(g, d.ID)
 	}
+	return nil
 }

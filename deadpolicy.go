@@ -58,12 +58,15 @@ func (s *Stream) checkDeadLetterPolicy(p DeadLetterPolicy) error {
 // (GroupInfo.DeadLettered). It fails, changing nothing, with ErrNoGroup or
 // ErrInvalidArgument (a MaxDeliveries below 1, no stream name, the
 // group's own stream, or a stream not in a DB). O(log G).
-func (s *Stream) SetDeadLetterPolicy(group string, p DeadLetterPolicy) error {
+func (s *Stream) SetDeadLetterPolicy(group string, p DeadLetterPolicy) (err error) {
 	if err := s.checkDeadLetterPolicy(p); err != nil {
 		return err
 	}
+	if err = s.cfg.gate.write(); err != nil {
+		return
+	}
 	s.mu.Lock()
-	defer s.unlock()
+	defer s.unlockTo(&err)
 	g, err := s.groupLocked(group)
 	if err != nil {
 		return err
@@ -184,10 +187,18 @@ func (l *groupLocks) unlockDeferred() (*journal, uint64) {
 	return j, lsn
 }
 
-// unlock releases the locks and settles.
-func (l *groupLocks) unlock() {
+// unlock releases the locks and settles, returning settle's error.
+func (l *groupLocks) unlock() error {
 	j, lsn := l.unlockDeferred()
-	j.settle(lsn)
+	return j.settle(lsn)
+}
+
+// unlockTo is unlock for a deferred call: it sets *err to unlock's error
+// unless *err holds one already.
+func (l *groupLocks) unlockTo(err *error) {
+	if e := l.unlock(); e != nil && *err == nil {
+		*err = e
+	}
 }
 
 // due reports whether the policy of g moves an entry whose delivery

@@ -228,7 +228,7 @@ func TestDeadLetterPolicySet(t *testing.T) {
 	// A group destroyed with its policy leaves no policy counted.
 	require.NoError(t, s.CreateGroup("h", "0", GroupOptions{DeadLetter: DeadLetterPolicy{MaxDeliveries: 1, Stream: "other"}}))
 	assert.Equal(t, 1, s.deadPolicies)
-	require.True(t, s.DestroyGroup("h"))
+	require.True(t, must(s.DestroyGroup("h")))
 	assert.Zero(t, s.deadPolicies)
 }
 
@@ -279,7 +279,7 @@ func TestDeadLetterPolicyStreamRemoved(t *testing.T) {
 	s := policyDB(t, db, 2, 1)
 	readNew(t, s, "alice", 0)
 	require.Empty(t, claimIDs(t, s, "bob", ClaimArgs{}, "1-1"))
-	require.Equal(t, 1, db.Remove("jobs.dead"))
+	require.Equal(t, 1, must(db.Remove("jobs.dead")))
 
 	ctx := context.Background()
 	got := make(chan []StreamEntries, 1)

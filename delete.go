@@ -17,9 +17,12 @@ func (s *Stream) Delete(ids ...string) (int64, error) {
 // DeleteIDs is Delete for IDs already parsed, such as those of entries a
 // read returned: it saves formatting and parsing them. It never fails;
 // the error is there to match Delete. O(log N) per ID.
-func (s *Stream) DeleteIDs(ids ...ID) (int64, error) {
+func (s *Stream) DeleteIDs(ids ...ID) (_ int64, err error) {
+	if err = s.cfg.gate.write(); err != nil {
+		return
+	}
 	s.mu.Lock()
-	defer s.unlock()
+	defer s.unlockTo(&err)
 	var deleted int64
 	for _, id := range ids {
 		if s.deleteEntryLocked(id) {

@@ -100,12 +100,15 @@ func (s *Stream) DeleteEx(policy DeletePolicy, ids ...string) ([]DeleteResult, e
 // DeleteExIDs is DeleteEx for IDs already parsed: it saves formatting and
 // parsing them. It fails, deleting nothing, with ErrInvalidArgument for an
 // unknown policy. O(log N + G log P) per ID for G groups.
-func (s *Stream) DeleteExIDs(policy DeletePolicy, ids ...ID) ([]DeleteResult, error) {
+func (s *Stream) DeleteExIDs(policy DeletePolicy, ids ...ID) (_ []DeleteResult, err error) {
 	if err := policy.check(); err != nil {
 		return nil, err
 	}
+	if err = s.cfg.gate.write(); err != nil {
+		return
+	}
 	s.mu.Lock()
-	defer s.unlock()
+	defer s.unlockTo(&err)
 	out := make([]DeleteResult, len(ids))
 	for i, id := range ids {
 		switch allowed, found := s.deleteByPolicyLocked(id, policy); {
@@ -143,12 +146,15 @@ func (s *Stream) AckDel(group string, policy DeletePolicy, ids ...string) ([]Del
 // ReadGroup returned: it saves formatting and parsing them. It fails,
 // changing nothing, with ErrNoGroup or ErrInvalidArgument (an unknown
 // policy). O(log N + G log P) per ID.
-func (s *Stream) AckDelIDs(group string, policy DeletePolicy, ids ...ID) ([]DeleteResult, error) {
+func (s *Stream) AckDelIDs(group string, policy DeletePolicy, ids ...ID) (_ []DeleteResult, err error) {
 	if err := policy.check(); err != nil {
 		return nil, err
 	}
+	if err = s.cfg.gate.write(); err != nil {
+		return
+	}
 	s.mu.Lock()
-	defer s.unlock()
+	defer s.unlockTo(&err)
 	g, err := s.groupLocked(group)
 	if err != nil {
 		return nil, err

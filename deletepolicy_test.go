@@ -61,7 +61,7 @@ func TestDeleteExKeepRef(t *testing.T) {
 	assert.Equal(t, []DeleteResult{Deleted, DeleteNotFound, DeleteNotFound}, res)
 	assert.Equal(t, []ID{gtID(1), gtID(3), gtID(4), gtID(5), gtID(6)}, dpLive(t, s))
 	assert.Equal(t, []ID{gtID(2)}, dpPending(t, s, "b"), "KEEPREF leaves the reference")
-	assert.Equal(t, gtID(2), s.Info().MaxDeletedEntryID)
+	assert.Equal(t, gtID(2), must(s.Info()).MaxDeletedEntryID)
 }
 
 func TestDeleteExDelRefDropsEveryReference(t *testing.T) {
@@ -218,7 +218,7 @@ func TestTrimAckedLeavesHoles(t *testing.T) {
 	// past the kept 4, goes.
 	assert.Equal(t, int64(4), trimN(t, s, TrimArgs{Strategy: TrimMaxLen, MaxLen: 0, Policy: Acked}))
 	assert.Equal(t, []ID{gtID(4), gtID(6)}, dpLive(t, s))
-	assert.Equal(t, gtID(4), s.Info().RecordedFirstEntryID)
+	assert.Equal(t, gtID(4), must(s.Info()).RecordedFirstEntryID)
 }
 
 // A block that the trim passes whole is looked at entry by entry, and the
@@ -226,7 +226,7 @@ func TestTrimAckedLeavesHoles(t *testing.T) {
 // even when references kept it from reaching its bound.
 func TestTrimAckedStopsInItsLastBlock(t *testing.T) {
 	s := bigStream(t, 250, 250, 50)
-	require.Equal(t, 3, s.Info().RadixTreeKeys, "blocks of 100 entries")
+	require.Equal(t, 3, must(s.Info()).RadixTreeKeys, "blocks of 100 entries")
 	assert.Equal(t, int64(130), trimN(t, s, TrimArgs{Strategy: TrimMaxLen, MaxLen: 120, Policy: Acked}))
 	live := dpLive(t, s)
 	assert.Len(t, live, 120)
@@ -247,7 +247,7 @@ func TestTrimAckedFreesBlocksBehindAKeptOne(t *testing.T) {
 	s := bigStream(t, 250, 250, 50)
 	assert.Equal(t, int64(249), trimN(t, s, TrimArgs{Strategy: TrimMaxLen, MaxLen: 0, Policy: Acked}))
 	assert.Equal(t, []ID{gtID(50)}, dpLive(t, s))
-	info := s.Info()
+	info := must(s.Info())
 	assert.Equal(t, 1, info.RadixTreeKeys)
 	assert.Equal(t, gtID(50), info.RecordedFirstEntryID)
 	_, err := s.Add(AddArgs{ID: "300"}, Field{"n", "300"})

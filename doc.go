@@ -55,7 +55,10 @@
 // whole state and drops the log behind it. The sync policy (SyncAlways,
 // SyncEverySecond, SyncNo: Redis's appendfsync levels) says what a crash
 // can lose. Backup and Restore copy a DB. Sharded streams made by
-// DB.CreateShardedStream are durable too.
+// DB.CreateShardedStream are durable too. When the disk fails, calls that
+// would change the DB fail with ErrLogFailed until the log can be written
+// again, which the DB retries by itself (DB.Err says what a program must
+// know). After Close every call fails with ErrClosed.
 //
 // # One API, several engines
 //

@@ -191,7 +191,7 @@ func openLocked(dir string, cfg config, lock *wal.DirLock) (*DB, error) {
 		}
 	}
 	d.lastSave.Store(time.Now().Unix())
-	d.j = newJournal(cfg.sync, seg, next, logSize, func() { db.autoSnapshot() })
+	d.j = newJournal(db.gate, cfg.sync, seg, next, logSize, func() { db.autoSnapshot() })
 	r.attach(d.j)
 	d.j.start()
 	return db, nil
@@ -304,9 +304,14 @@ func (db *DB) Durable() bool { return db.dur != nil }
 // disk: once it returns, a crash of the process loses none of them (a
 // crash of the OS still may, unless SyncAlways). A server calls it before
 // it sends the replies of a batch of commands, as Redis writes its AOF
-// before replying. It returns an error when writing the log failed. A
-// DB made by NewDB has nothing to flush. O(buffered log).
+// before replying. While the log fails (see Err) it writes again what
+// could not be written, and returns ErrLogFailed when that fails too. It
+// fails with ErrClosed after Close. A DB made by NewDB has nothing to
+// flush. O(buffered log).
 func (db *DB) Flush() error {
+	if err := db.gate.read(); err != nil {
+		return err
+	}
 	if db.dur == nil {
 		return nil
 	}
@@ -314,17 +319,41 @@ func (db *DB) Flush() error {
 }
 
 // Sync writes every change made so far and waits until it is on disk
-// (fdatasync), whatever the sync policy.
+// (fdatasync), whatever the sync policy. It fails as Flush does.
 func (db *DB) Sync() error {
+	if err := db.gate.read(); err != nil {
+		return err
+	}
 	if db.dur == nil {
 		return nil
 	}
 	return db.dur.j.flush(true)
 }
 
-// Err returns the error that stopped the log, if writing it ever failed
-// (the disk is full, say). The DB then keeps working in memory, but its
-// changes are no longer kept: Close returns the error too.
+// Err returns the log's error while writing it fails (the disk is full,
+// say), wrapping ErrLogFailed and the error of the file system, and nil
+// while it works. What a durable DB does when the disk fails:
+//
+//   - Every call that would change the DB fails with the error, changing
+//     nothing (as Redis refuses writes with MISCONF); reads go on.
+//   - What was accepted before stays in memory, and the log writes it
+//     again once a second (and at each Flush, Sync and Close). Once a
+//     write succeeds, Err returns nil and the DB takes changes again, with
+//     nothing accepted lost: no reopen is needed. A program may wait for
+//     that, free space meanwhile, or call Close and reopen later.
+//   - Under SyncAlways a call returns nil only once its change is on disk.
+//     A call whose change could not be synced returns the error: its
+//     change is then in doubt, as after a timeout (it is kept if a later
+//     write of the log succeeds, and lost if the process ends first; an
+//     idempotent Add makes a retry safe). No reader is handed it until it
+//     is on disk: a read that would return it fails with the error.
+//   - Under SyncEverySecond and SyncNo, calls that returned nil before
+//     the failure are kept once a write succeeds, and lost if the process
+//     ends first (as the policy allows for the last second).
+//   - A failed fdatasync cannot be retried (the kernel may have dropped
+//     the pages it did not write): the log is then broken until the DB is
+//     opened again; what was not synced before is taken as lost, and Close
+//     returns the error. Reopening replays what reached the disk.
 func (db *DB) Err() error {
 	if db.dur == nil {
 		return nil
@@ -332,15 +361,23 @@ func (db *DB) Err() error {
 	return db.dur.j.failed()
 }
 
-// Close closes a durable DB: it waits for a snapshot in progress, writes
-// and syncs the log, and releases the directory. The DB must not be used
-// afterwards. It returns the first error of writing the log. For a DB made
-// by NewDB it does nothing.
+// Close closes the DB: every later call on it (and on its streams and
+// sharded streams) fails with ErrClosed, and calls blocked in Read,
+// ReadGroup or a ShardReader return ErrClosed at once. A durable DB then
+// waits for a snapshot in progress, writes and syncs the log, and releases
+// the directory, even when writing fails: it returns the log's error
+// then, and what the log could not write is lost (a call racing with
+// Close either is kept or fails with ErrClosed). Calling Close again does
+// nothing and returns nil.
 func (db *DB) Close() error {
-	d := db.dur
-	if d == nil || !d.closed.CompareAndSwap(false, true) {
+	if !db.gate.close() {
 		return nil
 	}
+	d := db.dur
+	if d == nil {
+		return nil
+	}
+	d.closed.Store(true)
 	d.bgMu.Lock()
 	d.bgClosed = true
 	d.bgMu.Unlock()

@@ -308,7 +308,7 @@ func historyCalls() (calls []histCall, pre int) {
 			db.Stream("empty")
 			_, err := db.Add("gone", AddArgs{}, Fields("a", "b")...)
 			require.NoError(t, err)
-			require.Equal(t, 1, db.Remove("gone"))
+			require.Equal(t, 1, must(db.Remove("gone")))
 		}),
 		many("sharded", func(t testing.TB, db *DB, clk *testClock) {
 			ss, err := db.CreateShardedStream("orders", ShardedArgs{Shards: 2})
@@ -436,10 +436,10 @@ func historyCalls() (calls []histCall, pre int) {
 			require.NoError(t, str(db, "t").SetID(SetIDArgs{LastID: "9-9", EntriesAdded: 7, MaxDeletedID: "3-0"}))
 		}),
 		one("destroy group", func(t testing.TB, db *DB, clk *testClock) {
-			require.True(t, str(db, "s").DestroyGroup("h"))
+			require.True(t, must(str(db, "s").DestroyGroup("h")))
 		}),
 		one("remove stream", func(t testing.TB, db *DB, clk *testClock) {
-			require.Equal(t, 1, db.Remove("t"))
+			require.Equal(t, 1, must(db.Remove("t")))
 		}),
 		one("put", func(t testing.TB, db *DB, clk *testClock) {
 			ss, _ := db.ShardedStream("orders")
@@ -456,7 +456,7 @@ func historyCalls() (calls []histCall, pre int) {
 			require.NoError(t, ss.SetRetention(48*time.Hour))
 		}),
 		one("remove sharded", func(t testing.TB, db *DB, clk *testClock) {
-			require.True(t, db.RemoveShardedStream("tmp"))
+			require.True(t, must(db.RemoveShardedStream("tmp")))
 		}),
 		one("add last", func(t testing.TB, db *DB, clk *testClock) {
 			_, err := db.Add("s", AddArgs{}, Fields("sensor", "2", "temp", "1")...)

@@ -113,6 +113,22 @@ var (
 	// not decode, or a truncated snapshot. The message names the file and
 	// the offset. WithTruncateCorrupt opens such a log anyway.
 	ErrCorrupt = errors.New("corrupt DB file")
+
+	// ErrLogFailed reports that the log of a durable DB could not be
+	// written (the disk is full, say): the error wraps the error of the
+	// file system. While the log fails, every call that would change the
+	// DB fails with it, changing nothing, and the log is written again
+	// each second (and at each Flush, Sync and Close) until a write
+	// succeeds; then the DB takes changes again. Under SyncAlways a call
+	// whose own change could not be synced fails with it too, and so does
+	// a read that would return a change not yet on disk. After a failed
+	// sync the log is broken until the DB is opened again. See DB.Err.
+	ErrLogFailed = errors.New("writing the DB's log failed")
+
+	// ErrClosed reports a call on a DB (or on a stream or sharded stream
+	// of it) after Close; calls blocked when Close is called return it
+	// too.
+	ErrClosed = errors.New("the DB is closed")
 )
 
 // errorf wraps sentinel with a message that names what was given.

@@ -99,7 +99,8 @@ func ExampleNewDB() {
 		fmt.Println(se.Stream, len(se.Entries))
 	}
 
-	fmt.Println(db.Remove("audit:2026"), db.Names(""))
+	n, _ := db.Remove("audit:2026")
+	fmt.Println(n, db.Names(""))
 	// Output:
 	// 3 [audit:2026 orders payments] [audit:2026]
 	// orders 2

@@ -152,7 +152,7 @@ func ExampleStream_Delete() {
 	s := sensorStream()
 	n, _ := s.Delete("1000-0", "3000-0", "9999-0")
 	fmt.Println("deleted", n)
-	info := s.Info()
+	info, _ := s.Info()
 	fmt.Println(info.Length, info.RecordedFirstEntryID, info.MaxDeletedEntryID)
 	// Output:
 	// deleted 2
@@ -162,7 +162,7 @@ func ExampleStream_Delete() {
 func ExampleStream_Info() {
 	s := sensorStream()
 	s.Delete("5000-0")
-	info := s.Info()
+	info, _ := s.Info()
 	fmt.Println("length", info.Length)
 	fmt.Println("last-generated-id", info.LastGeneratedID)
 	fmt.Println("max-deleted-entry-id", info.MaxDeletedEntryID)

@@ -91,6 +91,9 @@ func (db *DB) SetExpiryIf(name string, at time.Time, cond ExpiryCond) (bool, err
 	if err := cond.check("SetExpiryIf", name); err != nil {
 		return false, err
 	}
+	if err := db.gate.write(); err != nil {
+		return false, err
+	}
 	var ms int64
 	if !at.IsZero() {
 		ms = max(at.UnixMilli(), 1) // 0 is "none"
@@ -113,7 +116,9 @@ func (db *DB) SetExpiryIf(name string, at time.Time, cond ExpiryCond) (bool, err
 	}
 	j, lsn := s.unlockDeferred()
 	db.mu.Unlock()
-	j.settle(lsn)
+	if err := j.settle(lsn); err != nil {
+		return false, err
+	}
 	return true, nil
 }
 
@@ -131,6 +136,9 @@ func (db *DB) RemoveIfExpiry(name string, at time.Time, cond ExpiryCond) (bool, 
 	if err := cond.check("RemoveIfExpiry", name); err != nil {
 		return false, err
 	}
+	if err := db.gate.write(); err != nil {
+		return false, err
+	}
 	db.mu.Lock()
 	s, ok := db.lookupLocked(name)
 	if !ok {
@@ -145,7 +153,9 @@ func (db *DB) RemoveIfExpiry(name string, at time.Time, cond ExpiryCond) (bool, 
 	j, lsn := db.removeLocked(s, errorf(ErrNoStream, "stream %q expired", name))
 	db.mu.Unlock()
 	if j != nil {
-		j.settle(lsn)
+		if err := j.settle(lsn); err != nil {
+			return false, err
+		}
 	}
 	return true, nil
 }
@@ -196,8 +206,12 @@ func (db *DB) Expiring() int { return int(db.exp.n.Load()) }
 // change (a server's client-side caching). Without an expiring stream in
 // the DB it returns at once, taking no lock. O(k log n) for k names; safe
 // for concurrent use.
+//
+// Expired streams are removed even while the log of a durable DB fails:
+// a removal the log does not keep comes again after a restart, as the
+// stream's expiry is kept. After Close it removes nothing.
 func (db *DB) RemoveExpired(now time.Time, names ...string) []string {
-	if db.exp.n.Load() == 0 {
+	if db.exp.n.Load() == 0 || db.gate.read() != nil {
 		return nil
 	}
 	ms := now.UnixMilli()
@@ -244,10 +258,11 @@ type ExpirySample struct {
 }
 
 // SampleExpiry is RemoveExpiredSample, which also reports the time the
-// streams it kept had left. O(n log m); safe for concurrent use.
+// streams it kept had left. It removes as RemoveExpired does, even while
+// the log fails. O(n log m); safe for concurrent use.
 func (db *DB) SampleExpiry(now time.Time, n int) ExpirySample {
 	var x ExpirySample
-	if db.exp.n.Load() == 0 || n <= 0 {
+	if db.exp.n.Load() == 0 || n <= 0 || db.gate.read() != nil {
 		return x
 	}
 	ms := now.UnixMilli()

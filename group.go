@@ -138,7 +138,7 @@ func (s *Stream) parseGroupStart(start string) (id ID, dollar bool, err error) {
 // ErrGroupExists when the group exists, and with ErrInvalidID or
 // ErrInvalidArgument on bad arguments (a bad policy: see
 // SetDeadLetterPolicy), changing nothing. O(log G) for G groups.
-func (s *Stream) CreateGroup(name, start string, opts GroupOptions) error {
+func (s *Stream) CreateGroup(name, start string, opts GroupOptions) (err error) {
 	id, dollar, err := s.parseGroupStart(start)
 	if err != nil {
 		return err
@@ -150,8 +150,11 @@ func (s *Stream) CreateGroup(name, start string, opts GroupOptions) error {
 	if err := s.checkDeadLetterPolicy(opts.DeadLetter); err != nil {
 		return err
 	}
+	if err = s.cfg.gate.write(); err != nil {
+		return
+	}
 	s.mu.Lock()
-	defer s.unlock()
+	defer s.unlockTo(&err)
 	if _, err := s.groupLocked(name); err == nil {
 		return errorf(ErrGroupExists, "stream %q already has group %q", s.Name(), name)
 	}
@@ -172,7 +175,7 @@ func (s *Stream) CreateGroup(name, start string, opts GroupOptions) error {
 // then moves to its new reader. It fails with ErrNoGroup, ErrInvalidID or
 // ErrInvalidArgument, changing nothing. O(log G), and it serves blocked
 // readers of the group.
-func (s *Stream) SetGroupID(name, id string, opts GroupOptions) error {
+func (s *Stream) SetGroupID(name, id string, opts GroupOptions) (err error) {
 	to, dollar, err := s.parseGroupStart(id)
 	if err != nil {
 		return err
@@ -181,8 +184,11 @@ func (s *Stream) SetGroupID(name, id string, opts GroupOptions) error {
 	if err != nil {
 		return err
 	}
+	if err = s.cfg.gate.write(); err != nil {
+		return
+	}
 	s.mu.Lock()
-	defer s.unlock()
+	defer s.unlockTo(&err)
 	g, err := s.groupLocked(name)
 	if err != nil {
 		return err
@@ -198,27 +204,34 @@ func (s *Stream) SetGroupID(name, id string, opts GroupOptions) error {
 // DestroyGroup removes the group called name with its consumers and
 // pending entries (Redis XGROUP DESTROY) and reports whether it existed.
 // Readers blocked in ReadGroup on the group return an ErrNoGroup error.
+// In a DB it fails, changing nothing, with ErrClosed or ErrLogFailed.
 // O(log G) plus the blocked readers.
-func (s *Stream) DestroyGroup(name string) bool {
+func (s *Stream) DestroyGroup(name string) (_ bool, err error) {
+	if err = s.cfg.gate.write(); err != nil {
+		return
+	}
 	s.mu.Lock()
-	defer s.unlock()
+	defer s.unlockTo(&err)
 	g, err := s.groupLocked(name)
 	if err != nil {
-		return false
+		return false, nil
 	}
 	s.destroyGroupLocked(g)
 	s.failGroupWaitersLocked(g, s.noGroup(name))
-	return true
+	return true, nil
 }
 
 // CreateConsumer creates the consumer called name in group and reports
 // whether it was new (Redis XGROUP CREATECONSUMER). ReadGroup, Claim and
 // AutoClaim also create consumers on first mention. It fails with
 // ErrNoGroup. O(log G + log C).
-func (s *Stream) CreateConsumer(group, name string) (bool, error) {
+func (s *Stream) CreateConsumer(group, name string) (_ bool, err error) {
 	now := s.nowMs()
+	if err = s.cfg.gate.write(); err != nil {
+		return
+	}
 	s.mu.Lock()
-	defer s.unlock()
+	defer s.unlockTo(&err)
 	g, err := s.groupLocked(group)
 	if err != nil {
 		return false, err
@@ -234,9 +247,12 @@ func (s *Stream) CreateConsumer(group, name string) (bool, error) {
 // it had pending; those entries leave the group's PEL too (Redis XGROUP
 // DELCONSUMER). A consumer that does not exist gives 0. It fails with
 // ErrNoGroup. O(p log P) for the consumer's p pending entries.
-func (s *Stream) DeleteConsumer(group, name string) (int64, error) {
+func (s *Stream) DeleteConsumer(group, name string) (_ int64, err error) {
+	if err = s.cfg.gate.write(); err != nil {
+		return
+	}
 	s.mu.Lock()
-	defer s.unlock()
+	defer s.unlockTo(&err)
 	g, err := s.groupLocked(group)
 	if err != nil {
 		return 0, err

@@ -193,7 +193,7 @@ func BenchmarkPendingMemory(b *testing.B) {
 		}
 	}
 	reset := func() {
-		if !s.DestroyGroup("g") {
+		if !must(s.DestroyGroup("g")) {
 			b.Fatal("no group")
 		}
 		if err := s.CreateGroup("g", "0", GroupOptions{}); err != nil {

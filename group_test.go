@@ -72,7 +72,7 @@ func TestCreateGroup(t *testing.T) {
 	assert.Equal(t, GroupInfo{Name: "alpha", Lag: 3, LagKnown: true}, gs[0])
 	assert.Equal(t, GroupInfo{Name: "mid", LastDeliveredID: gtID(2), EntriesRead: 2, EntriesReadKnown: true, Lag: 1, LagKnown: true}, gs[1])
 	assert.Equal(t, GroupInfo{Name: "zeta", LastDeliveredID: gtID(3), Lag: 0, LagKnown: true}, gs[2])
-	assert.Equal(t, 3, s.Info().Groups)
+	assert.Equal(t, 3, must(s.Info()).Groups)
 
 	gtUnchanged(t, s, ErrGroupExists, `"alpha"`, func() error { return s.CreateGroup("alpha", "$", GroupOptions{}) })
 	for _, bad := range []string{"x", "-", "+", ">", "*", "1-*", "", "(1"} {
@@ -128,7 +128,7 @@ func TestSetGroupID(t *testing.T) {
 func TestDestroyGroupAndConsumers(t *testing.T) {
 	clk := newTestClock(1_700_000_000_000)
 	s := gtStream(t, clk, 4)
-	assert.False(t, s.DestroyGroup("g"))
+	assert.False(t, must(s.DestroyGroup("g")))
 	require.NoError(t, s.CreateGroup("g", "0", GroupOptions{}))
 
 	gtUnchanged(t, s, ErrNoGroup, `"h"`, func() error { _, err := s.CreateConsumer("h", "c"); return err })
@@ -162,8 +162,8 @@ func TestDestroyGroupAndConsumers(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, PendingSummary{Count: 1, Lowest: gtID(4), Highest: gtID(4), Consumers: []ConsumerPending{{"zed", 1}}}, sum)
 
-	assert.True(t, s.DestroyGroup("g"))
-	assert.False(t, s.DestroyGroup("g"))
+	assert.True(t, must(s.DestroyGroup("g")))
+	assert.False(t, must(s.DestroyGroup("g")))
 	assert.Empty(t, s.Groups())
 	_, err = s.Pending("g")
 	require.ErrorIs(t, err, ErrNoGroup)

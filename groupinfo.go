@@ -114,10 +114,13 @@ func msDuration(ms int64) time.Duration {
 // Consumers describes the consumers of group in name order (Redis XINFO
 // CONSUMERS). Idle times come from the stream's clock. It fails with
 // ErrNoGroup. O(C).
-func (s *Stream) Consumers(group string) ([]ConsumerInfo, error) {
+func (s *Stream) Consumers(group string) (result []ConsumerInfo, err error) {
 	now := s.nowMs()
+	if err = s.cfg.gate.read(); err != nil {
+		return
+	}
 	s.mu.RLock()
-	defer s.runlock()
+	defer runlockTo(s, &result, &err)
 	g, err := s.groupLocked(group)
 	if err != nil {
 		return nil, err

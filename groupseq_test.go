@@ -147,7 +147,7 @@ func TestAutoClaimSeqErrors(t *testing.T) {
 			continue
 		}
 		if n++; n == 2 {
-			require.True(t, s.DestroyGroup("g"))
+			require.True(t, must(s.DestroyGroup("g")))
 		}
 	}
 	require.Equal(t, 2, n)
@@ -252,7 +252,7 @@ func TestPendingRangeSeqErrors(t *testing.T) {
 			continue
 		}
 		if n++; n == 1 {
-			require.True(t, s.DestroyGroup("g"))
+			require.True(t, must(s.DestroyGroup("g")))
 		}
 	}
 	require.Equal(t, pendingSeqPage, n)

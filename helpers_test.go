@@ -116,3 +116,12 @@ func requireErr(t testing.TB, err, sentinel error, names ...string) {
 		require.Truef(t, strings.Contains(err.Error(), n), "error %q does not name %q", err, n)
 	}
 }
+
+// must returns v, panicking on err: for calls whose error a test does not
+// expect.
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}

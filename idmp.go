@@ -280,9 +280,12 @@ func (s *Stream) SetIdempotence(c IdempotenceConfig) error {
 
 // setIdempotence is SetIdempotence of a checked c; inDB makes it fail with
 // errRemoved, changing nothing, when s is no longer called name in its DB.
-func (s *Stream) setIdempotence(c IdempotenceConfig, inDB bool, name string) error {
+func (s *Stream) setIdempotence(c IdempotenceConfig, inDB bool, name string) (err error) {
+	if err = s.cfg.gate.write(); err != nil {
+		return
+	}
 	s.mu.Lock()
-	defer s.unlock()
+	defer s.unlockTo(&err)
 	if s.goneLocked(inDB, name) {
 		return errRemoved
 	}

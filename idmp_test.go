@@ -40,10 +40,10 @@ func clockedStream(t testing.TB) (*Stream, *testClock) {
 
 func TestIdempotentRepeatReturnsFirstID(t *testing.T) {
 	s, clk := clockedStream(t)
-	require.Nil(t, s.Info().Idempotence, "a stream that never used idempotence")
+	require.Nil(t, must(s.Info()).Idempotence, "a stream that never used idempotence")
 	require.Equal(t, IdempotenceInfo{IdempotenceConfig: IdempotenceConfig{100 * time.Second, 100}}, s.IdempotenceInfo(), "the defaults")
 	mustAdd(t, s, "")
-	require.Nil(t, s.Info().Idempotence, "a plain add")
+	require.Nil(t, must(s.Info()).Idempotence, "a plain add")
 	id1 := mustAddArgs(t, s, idem("p1", "payment-abc"), Fields("amount", "100", "currency", "USD")...)
 	clk.advance(time.Millisecond)
 	id2 := mustAddArgs(t, s, idem("p1", "payment-abc"), Fields("amount", "200", "currency", "EUR")...)
@@ -52,7 +52,7 @@ func TestIdempotentRepeatReturnsFirstID(t *testing.T) {
 	es, err := s.Range("-", "+", 0)
 	require.NoError(t, err)
 	require.Equal(t, Fields("amount", "100", "currency", "USD"), es[1].Fields, "the first add's fields stay")
-	info := s.Info()
+	info := must(s.Info())
 	require.Equal(t, &IdempotenceInfo{
 		IdempotenceConfig: IdempotenceConfig{DefaultIdempotenceDuration, DefaultIdempotenceMaxSize},
 		Producers:         1, Tracked: 1, Added: 1, Duplicates: 1,

@@ -23,11 +23,17 @@ type StreamInfo struct {
 	GroupDetails []GroupDetail
 }
 
-// Info returns the stream's description. O(log N).
-func (s *Stream) Info() StreamInfo {
+// Info returns the stream's description. It fails with ErrClosed on a
+// closed DB, and in a durable DB under SyncAlways with the log's error
+// when the stream holds changes the log could not sync (ErrLogFailed):
+// its first and last entries are then not shown. O(log N).
+func (s *Stream) Info() (result StreamInfo, err error) {
+	if err = s.cfg.gate.read(); err != nil {
+		return
+	}
 	s.mu.RLock()
-	defer s.runlock()
-	return s.infoLocked()
+	defer runlockTo(s, &result, &err)
+	return s.infoLocked(), nil
 }
 
 func (s *Stream) infoLocked() StreamInfo {
@@ -67,12 +73,15 @@ func (s *Stream) edgeLocked(last bool) *Entry {
 // count entries of its PEL and of each consumer's PEL, as XINFO STREAM FULL
 // does, and each group's nacked count. O(log N + count × (1 + G + C)),
 // plus O(P) for the P pending entries of all groups (the nacked counts).
-func (s *Stream) InfoFull(count int) (StreamInfo, error) {
+func (s *Stream) InfoFull(count int) (result StreamInfo, err error) {
 	if count < 0 {
 		return StreamInfo{}, errorf(ErrInvalidArgument, "count must be >= 0, got %d", count)
 	}
+	if err = s.cfg.gate.read(); err != nil {
+		return
+	}
 	s.mu.RLock()
-	defer s.runlock()
+	defer runlockTo(s, &result, &err)
 	info := s.infoLocked()
 	c := getCollector()
 	defer putCollector(c)

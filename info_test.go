@@ -9,7 +9,7 @@ import (
 )
 
 func TestInfoEmpty(t *testing.T) {
-	assert.Equal(t, StreamInfo{}, NewStream().Info())
+	assert.Equal(t, StreamInfo{}, must(NewStream().Info()))
 	info, err := NewStream().InfoFull(0)
 	require.NoError(t, err)
 	assert.Equal(t, StreamInfo{}, info)
@@ -22,7 +22,7 @@ func TestInfoFields(t *testing.T) {
 	}
 	_, err := s.Delete("1", "77", "150")
 	require.NoError(t, err)
-	info := s.Info()
+	info := must(s.Info())
 	assert.EqualValues(t, 147, info.Length)
 	assert.Equal(t, len(blocksOf(s)), info.RadixTreeKeys)
 	assert.GreaterOrEqual(t, info.RadixTreeKeys, 2)
@@ -46,7 +46,7 @@ func TestInfoFull(t *testing.T) {
 	assert.Equal(t, Fields("f", "3"), full.Entries[1].Fields)
 	brief := full
 	brief.Entries = nil
-	assert.Equal(t, s.Info(), brief, "InfoFull is Info plus the entries")
+	assert.Equal(t, must(s.Info()), brief, "InfoFull is Info plus the entries")
 
 	full, err = s.InfoFull(2)
 	require.NoError(t, err)

@@ -69,8 +69,11 @@ func (it *ShardIterator) String() string {
 // records must still be kept. It fails, changing nothing, with ErrShardNotFound, ErrShardExpired,
 // ErrInvalidID, ErrInvalidArgument (unknown type, or a sequence number
 // outside the shard's range) or ErrPastTrimHorizon. O(1).
-func (ss *ShardedStream) GetShardIterator(shardID string, args IteratorArgs) (*ShardIterator, error) {
-	defer ss.settle()
+func (ss *ShardedStream) GetShardIterator(shardID string, args IteratorArgs) (result *ShardIterator, err error) {
+	if err = ss.cfg.gate.read(); err != nil {
+		return
+	}
+	defer settleTo(ss, &result, &err)
 	var seq ID
 	switch args.Type {
 	case AtSequenceNumber, AfterSequenceNumber:
@@ -165,8 +168,11 @@ const maxGetRecords = 10000
 // out of range), ErrShardExpired (the shard expired) or ErrPastTrimHorizon
 // (records at the iterator's position were dropped by retention). Finding
 // the position is O(log N) in the shard's records.
-func (ss *ShardedStream) GetRecords(it *ShardIterator, limit int) (GetRecordsResult, error) {
-	defer ss.settle()
+func (ss *ShardedStream) GetRecords(it *ShardIterator, limit int) (result GetRecordsResult, err error) {
+	if err = ss.cfg.gate.read(); err != nil {
+		return
+	}
+	defer settleTo(ss, &result, &err)
 	if it == nil || it.ss != ss {
 		return GetRecordsResult{}, errorf(ErrInvalidIterator, "iterator %v does not belong to this stream", it)
 	}

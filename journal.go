@@ -25,7 +25,8 @@ const (
 	// its change is on disk (fdatasync), as Redis's appendfsync always
 	// does; concurrent calls share one fdatasync (group commit). Nothing
 	// a call returned is lost, whatever crashes; a reader is never handed
-	// an entry that a crash could still lose.
+	// an entry that a crash could still lose. A call whose change could
+	// not be synced fails with ErrLogFailed (see DB.Err).
 	SyncAlways
 	// SyncNo writes the log to the OS once a second (and when much is
 	// buffered) and never fdatasyncs it: the OS decides when it reaches
@@ -71,7 +72,22 @@ type journal struct {
 	busy  bool          // a writer is writing
 	done  chan struct{} // closed when the busy writer finishes
 	seg   *wal.Segment  // the segment written to; changed only by a busy writer
-	err   error         // the first write or sync error: it sticks
+
+	// While the log fails, err is the error of its last write, wrapping
+	// ErrLogFailed; the records it could not write stay at the front of
+	// buf, and each flush (the background writer's each second, Flush,
+	// Sync, Close) writes them again: once one succeeds, err is nil again.
+	// broken means that no retry can help (a sync failed, or a segment
+	// could not be cut back after a failed write): err then sticks until
+	// the DB is opened again, and the records from LSN lostFrom on are
+	// not kept.
+	err      error
+	broken   bool
+	lostFrom uint64
+	// closed: Close began. Records from LSN endLSN+1 on are not kept.
+	closed bool
+	endLSN uint64
+	g      *gate // the DB's gate, which shows err to calls that would change the DB
 
 	// A rotation in progress: the records of buf from byte split on (LSN
 	// rotBase on) go to rot, which the writer makes the segment once it
@@ -100,19 +116,21 @@ type journal struct {
 	wg   sync.WaitGroup
 }
 
-// newJournal makes a journal whose next record has LSN next, written to
+// newJournal makes the journal of the DB whose gate is g (it shows the
+// calls of the DB when the log fails): its next record has LSN next, written to
 // seg, which holds logSize bytes of log since the last snapshot; onTick,
 // if not nil, runs each second after the background write once start
 // has started it.
-func newJournal(policy SyncPolicy, seg *wal.Segment, next uint64, logSize int64, onTick func()) *journal {
+func newJournal(g *gate, policy SyncPolicy, seg *wal.Segment, next uint64, logSize int64, onTick func()) *journal {
 	j := &journal{
-		policy: policy, seg: seg, next: next, segBytes: seg.Size(), onTick: onTick, maxRecord: wal.MaxPayload,
+		g: g, policy: policy, seg: seg, next: next, segBytes: seg.Size(), onTick: onTick, maxRecord: wal.MaxPayload,
 		kick: make(chan struct{}, 1), stop: make(chan struct{}),
 	}
 	j.written.Store(next)
 	j.synced.Store(next)
 	j.nextObj.Store(1)
 	j.logSize.Store(logSize)
+	g.j = j
 	return j
 }
 
@@ -124,14 +142,15 @@ func (j *journal) start() {
 
 // commit frames the record rec, gives it the next LSN and buffers it. It
 // needs the lock of the object the record is about, so that the log holds
-// an object's records in the order they were applied.
+// an object's records in the order they were applied. A record committed
+// once the log is broken or closed is not kept: its settle reports why.
 func (j *journal) commit(rec []byte) uint64 {
 	j.mu.Lock()
-	if j.err != nil || len(rec) > j.maxRecord {
-		// The log is broken (or the record cannot be framed): keep
-		// the change in memory only, and do not let the buffer grow.
-		if j.err == nil {
-			j.err = errorf(ErrInvalidArgument, "a record of %d bytes is larger than the log takes (%d)", len(rec), j.maxRecord)
+	if j.broken || j.closed || len(rec) > j.maxRecord {
+		if !j.broken && !j.closed {
+			// The record cannot be framed: a call's checkSize should
+			// have refused it. Nothing after it can be kept either.
+			j.breakLocked(errorf(ErrLogFailed, "a record of %d bytes is larger than the log takes (%d)", len(rec), j.maxRecord), j.next)
 		}
 		lsn := j.next
 		j.next++
@@ -160,53 +179,98 @@ func (j *journal) commit(rec []byte) uint64 {
 
 // settle is called after a call that committed the record lsn released
 // its lock: with SyncAlways it returns once the record is on disk, and
-// with any policy it writes the log itself when too much is buffered.
-func (j *journal) settle(lsn uint64) {
+// with any policy it writes the log itself when too much is buffered. It
+// returns an error when the record is not kept as the policy promises:
+// under SyncAlways when writing or syncing it failed (ErrLogFailed), under
+// any policy when the log is broken or closed before the record was
+// buffered (ErrLogFailed, ErrClosed). A record the log holds while its
+// writes fail is kept under the other policies: a later write takes it.
+func (j *journal) settle(lsn uint64) error {
 	if j == nil || lsn == 0 {
-		return
+		return nil
 	}
 	if j.policy == SyncAlways {
-		j.write(true, lsn)
-		return
+		return j.write(true, lsn, false)
+	}
+	if j.g.state.Load() != 0 {
+		return j.settleFailing(lsn)
 	}
 	if j.over.Load() {
-		j.write(false, lsn)
+		j.write(false, lsn, false)
 	}
+	return nil
+}
+
+// settleFailing is settle under SyncEverySecond or SyncNo while the log
+// fails or once the DB is closing: the record lsn is kept if the log
+// buffered it.
+func (j *journal) settleFailing(lsn uint64) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.lostLocked(lsn)
+}
+
+// lostLocked returns the error that says why the record lsn is not kept,
+// or nil when it is (or may still be) kept.
+func (j *journal) lostLocked(lsn uint64) error {
+	switch {
+	case j.broken && lsn >= j.lostFrom:
+		return j.err
+	case j.closed && lsn > j.endLSN:
+		return errorf(ErrClosed, "the DB was closed before the change was logged")
+	}
+	return nil
 }
 
 // settleAll settles every record committed so far.
-func (j *journal) settleAll() {
-	if j.policy == SyncAlways || j.over.Load() {
-		j.settle(j.last())
+func (j *journal) settleAll() error {
+	if j.policy == SyncAlways || j.over.Load() || j.g.state.Load() != 0 {
+		return j.settle(j.last())
 	}
+	return nil
 }
 
 // durable waits until the record lsn is on disk under SyncAlways (for
-// readers: an entry they return is then safe). It does nothing under the
-// other policies.
-func (j *journal) durable(lsn uint64) {
-	if j.policy == SyncAlways && lsn != 0 && j.synced.Load() <= lsn {
-		j.write(true, lsn)
+// readers: an entry they return is then safe), and returns the log's
+// error when it cannot be: the reader must then not return what it read.
+// Under the other policies it returns an error only when the record is
+// not kept (the log broke, or the DB closed, before it was buffered).
+func (j *journal) durable(lsn uint64) error {
+	if lsn == 0 {
+		return nil
 	}
+	if j.policy == SyncAlways && j.synced.Load() <= lsn {
+		return j.write(true, lsn, false)
+	}
+	if j.g.state.Load() != 0 {
+		return j.settleFailing(lsn)
+	}
+	return nil
 }
 
 // write returns once the record upTo is written to the OS (and with sync
-// on disk), writing it itself when no other writer will. It returns the
-// journal's error, if writing ever failed.
-func (j *journal) write(sync bool, upTo uint64) error {
+// on disk), writing it itself when no other writer will. While the log
+// fails it returns the log's error at once, unless retry is set: then it
+// writes the records that failed again (a flush). It also returns the
+// error when the record upTo is not kept (lostLocked).
+func (j *journal) write(sync bool, upTo uint64, retry bool) error {
 	if upTo < j.synced.Load() || !sync && upTo < j.written.Load() {
 		return nil
 	}
 	for {
 		j.mu.Lock()
-		if j.err != nil {
-			err := j.err
+		if err := j.lostLocked(upTo); err != nil {
 			j.mu.Unlock()
 			return err
 		}
 		if upTo < j.written.Load() && (!sync || upTo < j.synced.Load()) {
 			j.mu.Unlock()
 			return nil
+		}
+		if j.err != nil && (j.broken || !retry) {
+			err := j.err
+			j.mu.Unlock()
+			return err
 		}
 		if j.busy {
 			ch := j.done
@@ -215,7 +279,9 @@ func (j *journal) write(sync bool, upTo uint64) error {
 			continue
 		}
 		j.mu.Unlock()
-		j.writeOut(sync)
+		if err := j.writeOut(sync); err != nil {
+			return err
+		}
 	}
 }
 
@@ -223,6 +289,11 @@ func (j *journal) write(sync bool, upTo uint64) error {
 // one busy writer. When a rotation is pending it writes and syncs the
 // records before the split to the old segment, runs onRotate, and goes on
 // in the new segment.
+//
+// When a write fails, the segment is cut back to its size before it
+// (wal.Segment.Write) and the records go back to the front of the buffer,
+// for the next flush to write again: the log fails (err) until a write
+// succeeds. Any other failure breaks the log (breakLocked).
 func (j *journal) writeOut(sync bool) error {
 	j.mu.Lock()
 	for j.busy {
@@ -231,7 +302,7 @@ func (j *journal) writeOut(sync bool) error {
 		<-ch
 		j.mu.Lock()
 	}
-	if j.err != nil {
+	if j.broken {
 		err := j.err
 		j.mu.Unlock()
 		return err
@@ -253,8 +324,11 @@ func (j *journal) writeOut(sync bool) error {
 
 	wal.SealFrames(buf)
 	var err error
+	retry := false // err is a failed write: buf can be written again
 	if rot != nil {
-		if _, err = seg.Write(buf[:split]); err == nil {
+		if _, err = seg.Write(buf[:split]); err != nil {
+			retry = seg.Err() == nil
+		} else {
 			err = seg.Sync()
 		}
 		if err == nil {
@@ -266,11 +340,13 @@ func (j *journal) writeOut(sync bool) error {
 		if err == nil && onRotate != nil {
 			err = onRotate()
 		}
-		buf, seg = buf[split:], rot
-		j.logSize.Store(0)
-		j.mu.Lock()
-		j.seg = rot
-		j.mu.Unlock()
+		if err == nil {
+			buf, seg = buf[split:], rot
+			j.logSize.Store(0)
+			j.mu.Lock()
+			j.seg = rot
+			j.mu.Unlock()
+		}
 	}
 	if err == nil && len(buf) > 0 {
 		if j.policy != SyncNo && seg.Room() < int64(len(buf)) {
@@ -279,8 +355,11 @@ func (j *journal) writeOut(sync bool) error {
 			// writes still go through.
 			seg.Preallocate(max(preallocate, int64(len(buf))))
 		}
-		_, err = seg.Write(buf)
-		j.logSize.Add(int64(len(buf)))
+		if _, err = seg.Write(buf); err == nil {
+			j.logSize.Add(int64(len(buf)))
+		} else {
+			retry = seg.Err() == nil
+		}
 	}
 	if err == nil && sync && j.synced.Load() < end {
 		err = seg.Sync()
@@ -288,21 +367,52 @@ func (j *journal) writeOut(sync bool) error {
 	}
 
 	j.mu.Lock()
-	if err == nil {
+	switch {
+	case err == nil:
 		j.written.Store(end)
 		if sync {
 			j.synced.Store(end)
 		}
-	} else if j.err == nil {
-		j.err = err
+		if j.err != nil {
+			j.err = nil
+			j.g.setFailing(false)
+		}
+		if cap(buf) <= maxSpare {
+			j.spare = buf[:0]
+		}
+	case retry:
+		// Nothing of buf reached the file: it goes back before the
+		// records committed meanwhile, with the rotation it held.
+		if rot != nil {
+			j.rot, j.split, j.onRotate = rot, split, onRotate
+		}
+		j.buf = append(buf, j.buf...)
+		j.over.Store(len(j.buf) >= maxBuffered)
+		j.err = errorf(ErrLogFailed, "writing %s: %w", seg.Path(), err)
+		j.g.setFailing(true)
+	default:
+		// A sync failed (the kernel may have dropped what it did not
+		// write), or a segment could not be cut back or switched:
+		// what was not synced must be taken as lost.
+		j.breakLocked(errorf(ErrLogFailed, "%s: %w", seg.Path(), err), j.synced.Load())
 	}
-	if cap(buf) <= maxSpare {
-		j.spare = buf[:0]
-	}
+	err = j.err
 	j.busy = false
 	close(j.done)
 	j.mu.Unlock()
 	return err
+}
+
+// breakLocked breaks the log with err: the records from LSN lostFrom on
+// are not kept, and every later change is refused until the DB is opened
+// again.
+func (j *journal) breakLocked(err error, lostFrom uint64) {
+	if j.broken {
+		return
+	}
+	j.err, j.broken, j.lostFrom = err, true, lostFrom
+	j.buf = j.buf[:0]
+	j.g.setFailing(true)
 }
 
 // last returns the LSN of the last record committed (0: none).
@@ -312,12 +422,13 @@ func (j *journal) last() uint64 {
 	return j.next - 1
 }
 
-// flush writes every record committed so far (and with sync fdatasyncs).
+// flush writes every record committed so far (and with sync fdatasyncs),
+// writing again, while the log fails, the records that failed.
 func (j *journal) flush(sync bool) error {
 	j.mu.Lock()
 	last := j.next - 1
 	j.mu.Unlock()
-	return j.write(sync, last)
+	return j.write(sync, last, true)
 }
 
 // rotate makes the records committed from now on go to a new segment,
@@ -333,6 +444,9 @@ func (j *journal) rotate(create func(base uint64) (*wal.Segment, error), onRotat
 	defer j.mu.Unlock()
 	if j.err != nil {
 		return 0, j.err
+	}
+	if j.closed {
+		return 0, errorf(ErrClosed, "a log rotation of a closed DB")
 	}
 	if j.rot != nil {
 		return 0, errorf(ErrInvalidArgument, "a log rotation is already pending")
@@ -398,12 +512,17 @@ func (j *journal) background() {
 	}
 }
 
-// close stops the background writer, writes and syncs everything, and
-// closes the segment.
+// close stops the background writer, writes and syncs every record
+// committed so far (records committed later are not kept: their settle
+// returns ErrClosed), and closes the segment. It returns the error of
+// the last write when the records could not be written.
 func (j *journal) close() error {
+	j.mu.Lock()
+	j.closed, j.endLSN = true, j.next-1
+	j.mu.Unlock()
 	close(j.stop)
 	j.wg.Wait()
-	err := j.flush(true)
+	err := j.write(true, j.endLSN, true)
 	j.mu.Lock()
 	seg := j.seg
 	j.mu.Unlock()
@@ -413,7 +532,7 @@ func (j *journal) close() error {
 	return err
 }
 
-// failed returns the journal's error, if writing ever failed.
+// failed returns the log's error while it fails (nil when it works).
 func (j *journal) failed() error {
 	j.mu.Lock()
 	defer j.mu.Unlock()

@@ -88,8 +88,11 @@ func (sh *shard) openAtLocked(t int64) bool {
 // ListShards returns the shards the filter selects, by shard ID; EXPIRED
 // shards are never listed. It fails with ErrInvalidArgument for an unknown
 // filter type or a malformed FilterAfterShardID shard ID. O(shards).
-func (ss *ShardedStream) ListShards(f ShardFilter) ([]ShardInfo, error) {
-	defer ss.settle()
+func (ss *ShardedStream) ListShards(f ShardFilter) (result []ShardInfo, err error) {
+	if err = ss.cfg.gate.read(); err != nil {
+		return
+	}
+	defer settleTo(ss, &result, &err)
 	var after int
 	switch f.Type {
 	case FilterAfterShardID:

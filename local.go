@@ -109,7 +109,7 @@ func (l local) Info(_ context.Context, stream string) (StreamInfo, error) {
 	if err != nil {
 		return StreamInfo{}, err
 	}
-	return s.Info(), nil
+	return s.Info()
 }
 
 func (l local) InfoFull(_ context.Context, stream string, count int) (StreamInfo, error) {
@@ -125,7 +125,8 @@ func (l local) Read(ctx context.Context, args ReadArgs, streamsAndIDs ...string)
 }
 
 func (l local) Remove(_ context.Context, streams ...string) (int64, error) {
-	return int64(l.db.Remove(streams...)), nil
+	n, err := l.db.Remove(streams...)
+	return int64(n), err
 }
 
 func (l local) CreateGroup(_ context.Context, stream, group, start string, opts GroupOptions) error {
@@ -145,7 +146,7 @@ func (l local) DestroyGroup(_ context.Context, stream, group string) (bool, erro
 	if err != nil {
 		return false, err
 	}
-	return s.DestroyGroup(group), nil
+	return s.DestroyGroup(group)
 }
 
 func (l local) CreateConsumer(_ context.Context, stream, group, consumer string) (bool, error) {

@@ -323,7 +323,7 @@ func (x *modelRun) check(step int, op string) {
 	requireSameEntries(t, m.entries, got, msg)
 	require.EqualValues(t, len(m.entries), s.Len(), msg)
 	require.Equal(t, m.lastID, s.LastID(), msg)
-	info := s.Info()
+	info := must(s.Info())
 	require.EqualValues(t, len(m.entries), info.Length, msg)
 	require.Equal(t, m.lastID, info.LastGeneratedID, msg)
 	require.Equal(t, m.maxDeleted, info.MaxDeletedEntryID, msg)

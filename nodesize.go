@@ -45,10 +45,14 @@ func WithNodeSize(maxEntries, maxBytes int) Option {
 // WithNodeSize): the block taking new entries fills up to the new size,
 // and the full ones stay as they are, as Redis's nodes do when the
 // settings change. It fails with ErrInvalidArgument for a
-// negative size, changing nothing. O(1).
+// negative size, changing nothing, and with ErrClosed on a closed DB.
+// O(1).
 func (s *Stream) SetNodeSize(maxEntries, maxBytes int) error {
 	l, err := nodeLimits(maxEntries, maxBytes)
 	if err != nil {
+		return err
+	}
+	if err := s.cfg.gate.read(); err != nil {
 		return err
 	}
 	s.mu.Lock()
@@ -61,10 +65,14 @@ func (s *Stream) SetNodeSize(maxEntries, maxBytes int) error {
 // streams it creates later (see Stream.SetNodeSize), as Redis's CONFIG
 // SET stream-node-max-entries does for every key. Sharded streams keep
 // theirs. The setting is not kept on disk: a durable DB opens with the
-// options given to Open. O(streams).
+// options given to Open. It fails with ErrClosed on a closed DB.
+// O(streams).
 func (db *DB) SetNodeSize(maxEntries, maxBytes int) error {
 	l, err := nodeLimits(maxEntries, maxBytes)
 	if err != nil {
+		return err
+	}
+	if err := db.gate.read(); err != nil {
 		return err
 	}
 	db.mu.Lock()

@@ -42,9 +42,12 @@ func (s *Stream) Ack(group string, ids ...string) (int64, error) {
 // AckIDs is Ack for IDs already parsed, such as those of entries that
 // ReadGroup returned: it saves formatting and parsing them. O(log P) per
 // ID.
-func (s *Stream) AckIDs(group string, ids ...ID) (int64, error) {
+func (s *Stream) AckIDs(group string, ids ...ID) (_ int64, err error) {
+	if err = s.cfg.gate.write(); err != nil {
+		return
+	}
 	s.mu.Lock()
-	defer s.unlock()
+	defer s.unlockTo(&err)
 	return s.ackIDsLocked(group, ids)
 }
 
@@ -83,9 +86,12 @@ type ConsumerPending struct {
 // Pending summarizes the PEL of group: its size, its smallest and largest
 // IDs and the consumers with pending entries. It fails with ErrNoGroup.
 // O(log P + C).
-func (s *Stream) Pending(group string) (PendingSummary, error) {
+func (s *Stream) Pending(group string) (result PendingSummary, err error) {
+	if err = s.cfg.gate.read(); err != nil {
+		return
+	}
 	s.mu.RLock()
-	defer s.runlock()
+	defer runlockTo(s, &result, &err)
 	g, err := s.groupLocked(group)
 	if err != nil {
 		return PendingSummary{}, err
@@ -166,10 +172,13 @@ func (args PendingArgs) check() (lo, hi ID, empty bool, err error) {
 
 // pendingPage is PendingRange within [lo, hi], with at most count rows
 // (0: no cap).
-func (s *Stream) pendingPage(group string, args PendingArgs, lo, hi ID, empty bool, count int) ([]PendingEntry, error) {
+func (s *Stream) pendingPage(group string, args PendingArgs, lo, hi ID, empty bool, count int) (result []PendingEntry, err error) {
 	now := s.nowMs()
+	if err = s.cfg.gate.read(); err != nil {
+		return
+	}
 	s.mu.RLock()
-	defer s.runlock()
+	defer runlockTo(s, &result, &err)
 	g, err := s.groupLocked(group)
 	if err != nil || empty {
 		return nil, err
@@ -288,7 +297,7 @@ func checkClaimList(minIdle time.Duration, n int) error {
 // changing nothing, with ErrNoGroup, ErrInvalidID (a bad args.LastID) or
 // ErrInvalidArgument (a negative duration or count, no IDs, or both Idle
 // and Time). O(log P + log N) per ID.
-func (s *Stream) ClaimIDs(group, consumer string, minIdle time.Duration, ids []ID, args ClaimArgs) ([]Entry, error) {
+func (s *Stream) ClaimIDs(group, consumer string, minIdle time.Duration, ids []ID, args ClaimArgs) (out []Entry, err error) {
 	if err := checkClaimList(minIdle, len(ids)); err != nil {
 		return nil, err
 	}
@@ -318,8 +327,15 @@ func (s *Stream) ClaimIDs(group, consumer string, minIdle time.Duration, ids []I
 	}
 	minMs := minIdle.Milliseconds()
 
+	if err = s.cfg.gate.write(); err != nil {
+		return
+	}
 	l := s.lockGroup(group)
-	defer l.unlock()
+	defer func() {
+		if e := l.unlock(); e != nil && err == nil {
+			out, err = nil, e // claimed entries are not returned
+		}
+	}()
 	g, err := s.groupLocked(group)
 	if err != nil {
 		return nil, err
@@ -434,13 +450,20 @@ func autoClaimCheck(minIdle time.Duration, start string, args AutoClaimArgs) (ID
 }
 
 // autoClaim is AutoClaim from cur, with arguments checked.
-func (s *Stream) autoClaim(group, consumer string, minIdle time.Duration, cur ID, count int, justID bool) (AutoClaimResult, error) {
+func (s *Stream) autoClaim(group, consumer string, minIdle time.Duration, cur ID, count int, justID bool) (result AutoClaimResult, err error) {
 	var res AutoClaimResult
 	now := s.nowMs()
 	minMs := minIdle.Milliseconds()
 
+	if err = s.cfg.gate.write(); err != nil {
+		return
+	}
 	l := s.lockGroup(group)
-	defer l.unlock()
+	defer func() {
+		if e := l.unlock(); e != nil && err == nil {
+			result, err = AutoClaimResult{}, e // claimed entries are not returned
+		}
+	}()
 	g, err := s.groupLocked(group)
 	if err != nil {
 		return res, err
@@ -566,12 +589,15 @@ func checkNack(mode NackMode, args NackArgs) error {
 // ReadGroup returned: it saves formatting and parsing them. It fails,
 // changing nothing, with ErrNoGroup or ErrInvalidArgument (unknown mode,
 // negative RetryCount). O(log P) per ID.
-func (s *Stream) NackIDs(group string, mode NackMode, ids []ID, args NackArgs) (int64, error) {
+func (s *Stream) NackIDs(group string, mode NackMode, ids []ID, args NackArgs) (_ int64, err error) {
 	if err := checkNack(mode, args); err != nil {
 		return 0, err
 	}
+	if err = s.cfg.gate.write(); err != nil {
+		return
+	}
 	s.mu.Lock()
-	defer s.unlock()
+	defer s.unlockTo(&err)
 	g, err := s.groupLocked(group)
 	if err != nil {
 		return 0, err

@@ -97,21 +97,34 @@ func (s *Stream) Read(ctx context.Context, after string, args ReadArgs) ([]Entry
 	if err != nil {
 		return nil, err
 	}
+	if err := s.cfg.gate.read(); err != nil {
+		return nil, err
+	}
 	if args.Block == 0 {
 		s.mu.RLock()
-		defer s.runlock()
-		return s.readLocked(&p, args.Count), nil
+		es := s.readLocked(&p, args.Count)
+		if err := s.runlock(); err != nil {
+			return nil, err
+		}
+		return es, nil
 	}
 	timeout, stop := newTimeout(args.Block)
 	defer stop()
-	w := newWaiter()
+	w := newWaiter(s.cfg.gate)
 	for {
 		s.mu.Lock()
 		es := s.readLocked(&p, args.Count)
 		if len(es) == 0 {
 			s.waiters.add(w)
 		}
-		s.unlock()
+		if err := s.unlock(); err != nil {
+			if len(es) == 0 {
+				s.mu.Lock()
+				s.waiters.remove(w)
+				s.mu.Unlock()
+			}
+			return nil, err
+		}
 		if len(es) > 0 {
 			return es, nil
 		}

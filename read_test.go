@@ -366,7 +366,7 @@ func TestDBReadBlocking(t *testing.T) {
 		got := <-r
 		require.NoError(t, got.err)
 		assert.Equal(t, []StreamEntries{{"later", []Entry{{ID{1, 0}, Fields("f", "l1")}}}}, got.v)
-		require.True(t, db.Remove("later") == 1)
+		require.True(t, must(db.Remove("later")) == 1)
 
 		// An existing stream.
 		r = goRead(read)
@@ -452,7 +452,7 @@ func TestDBRemoveWakesReaders(t *testing.T) {
 		})
 		requireBlocked(t, r)
 		require.Len(t, waitersOf(old), 1)
-		require.Equal(t, 1, db.Remove("a"))
+		require.Equal(t, 1, must(db.Remove("a")))
 		requireBlocked(t, r)
 		assert.Empty(t, waitersOf(old), "the reader left the removed stream")
 		db.mu.Lock()

@@ -45,6 +45,9 @@ type ShardReader struct {
 // beyond its shard's last, or ShardEnd for an OPEN shard). Checkpoints of EXPIRED shards are accepted and
 // have no effect. O(shards + checkpoints).
 func (ss *ShardedStream) NewReader(from ...Checkpoint) (*ShardReader, error) {
+	if err := ss.cfg.gate.read(); err != nil {
+		return nil, err
+	}
 	ss.mu.RLock()
 	defer ss.mu.RUnlock()
 	r := &ShardReader{ss: ss, epoch: ^ss.epoch}
@@ -61,7 +64,7 @@ func (ss *ShardedStream) NewReader(from ...Checkpoint) (*ShardReader, error) {
 		seen[sh.num] = true
 		sh.s.mu.RLock()
 		last := ID(sh.s.st.LastID())
-		sh.s.runlock()
+		sh.s.mu.RUnlock()
 		if last.Less(cp.SequenceNumber) {
 			return nil, errorf(ErrInvalidArgument, "checkpoint %s of shard %s is beyond its last sequence number %s", cp.SequenceNumber, cp.ShardID, last)
 		}
@@ -173,8 +176,11 @@ func (r *ShardReader) passLocked(count int) []Record {
 // to be done (then it returns ctx.Err()). It holds no lock while waiting
 // and leaves no goroutine behind. Reading is O(log N) per shard to find
 // the position, then O(1) per record.
-func (r *ShardReader) Read(ctx context.Context, args ReadArgs) ([]Record, error) {
-	defer r.ss.settle()
+func (r *ShardReader) Read(ctx context.Context, args ReadArgs) (result []Record, err error) {
+	if err = r.ss.cfg.gate.read(); err != nil {
+		return
+	}
+	defer settleTo(r.ss, &result, &err)
 	if err := args.check(); err != nil {
 		return nil, err
 	}

@@ -248,6 +248,9 @@ func (s *Stream) readGroup(ctx context.Context, group, consumer, after string, a
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := s.cfg.gate.write(); err != nil {
+		return nil, nil, err
+	}
 	now := s.nowMs()
 	if p.history || args.Claim {
 		es, ds, err := s.readLockGroup(group, consumer, p, args, now)
@@ -264,19 +267,28 @@ func (s *Stream) readGroup(ctx context.Context, group, consumer, after string, a
 	}
 	es := s.readNewLocked(g, s.seenConsumerLocked(g, consumer, now), args.Count, args.NoAck, now)
 	if es != nil || args.Block == 0 {
-		s.unlock()
+		if err := s.unlock(); err != nil {
+			return nil, nil, err
+		}
 		return es, newDeliveries(es, args), nil
 	}
-	w := newGroupWaiter(ctx, consumer, args)
+	w := newGroupWaiter(ctx, s.cfg.gate, consumer, args)
 	s.gwaiters = append(s.gwaiters, groupWait{w: w, g: g})
-	s.unlock()
+	if err := s.unlock(); err != nil {
+		w.state.CompareAndSwap(waiting, gone)
+		s.removeGroupWaiter(w)
+		return nil, nil, err
+	}
 	if err := w.await(ctx, args.Block, []*Stream{s}); err != nil {
 		return nil, nil, err
 	}
-	if w.err == nil {
-		s.settleServed()
+	if w.err != nil {
+		return nil, nil, w.err
 	}
-	return w.entries, newDeliveries(w.entries, args), w.err
+	if err := s.settleServed(); err != nil {
+		return nil, nil, err
+	}
+	return w.entries, newDeliveries(w.entries, args), nil
 }
 
 // newDeliveries returns the deliveries of new entries es read with args:
@@ -292,12 +304,15 @@ func newDeliveries(es []Entry, args ReadGroupArgs) []Delivery {
 // of lockGroup, as it may dead-letter.
 func (s *Stream) readLockGroup(group, consumer string, p groupPos, args ReadGroupArgs, now int64) ([]Entry, []Delivery, error) {
 	l := s.lockGroup(group)
-	defer l.unlock()
 	g, err := s.groupLocked(group)
 	if err != nil {
+		l.unlock()
 		return nil, nil, err
 	}
 	es, ds := s.readGroupLocked(&l, g, consumer, p, args, now)
+	if err := l.unlock(); err != nil {
+		return nil, nil, err
+	}
 	return es, ds, nil
 }
 
@@ -314,10 +329,12 @@ func (s *Stream) lockRead(name string, p groupPos, args ReadGroupArgs) groupLock
 
 // settleServed is called by a blocked ReadGroup that another call served:
 // the entries it got were made pending by that call, whose record it
-// settles. Taking the lock waits for that call to commit its record.
-func (s *Stream) settleServed() {
+// settles. Taking the lock waits for that call to commit its record. When
+// that record cannot be made durable (runlock), the call must fail and
+// return nothing.
+func (s *Stream) settleServed() error {
 	s.mu.RLock()
-	s.runlock()
+	return s.runlock()
 }
 
 // The lag of a group: how many entries it has yet to read, computed by

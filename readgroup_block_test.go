@@ -138,7 +138,7 @@ func TestReadGroupBlockWokenByAdminNotNack(t *testing.T) {
 		forever := ReadGroupArgs{Block: BlockForever}
 
 		gtBlockedRead(context.Background(), s, "g", "c", forever, out)
-		assert.True(t, s.DestroyGroup("g"))
+		assert.True(t, must(s.DestroyGroup("g")))
 		r := <-out
 		require.ErrorIs(t, r.err, ErrNoGroup)
 		require.Contains(t, r.err.Error(), `"g"`)
@@ -167,7 +167,7 @@ func TestReadGroupBlockWokenByAdminNotNack(t *testing.T) {
 		assert.Equal(t, []ID{gtID(2)}, gtIDs(r.es))
 
 		gtBlockedRead(context.Background(), s, "g", "c", forever, out)
-		assert.Equal(t, 1, db.Remove("s"))
+		assert.Equal(t, 1, must(db.Remove("s")))
 		r = <-out
 		require.ErrorIs(t, r.err, ErrNoStream, "%+v", r)
 	})

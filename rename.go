@@ -32,6 +32,9 @@ var errRenamedOnto = fmt.Errorf("%w: replaced by a rename", ErrNoStream)
 // backup in progress to end. O(log n) in the number of streams, plus the
 // wakeups of the blocked readers. Safe for concurrent use.
 func (db *DB) Rename(src, dst string, replace bool) (bool, error) {
+	if err := db.gate.write(); err != nil {
+		return false, err
+	}
 	if d := db.dur; d != nil {
 		// A snapshot copies the streams one by one after listing them:
 		// no name may move between the listing and the copies.
@@ -44,7 +47,9 @@ func (db *DB) Rename(src, dst string, replace bool) (bool, error) {
 		d.snapMu.Unlock()
 	}
 	if j != nil {
-		j.settle(last)
+		if serr := j.settle(last); serr != nil && err == nil {
+			return false, serr
+		}
 	}
 	return renamed, err
 }

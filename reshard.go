@@ -31,8 +31,11 @@ func (ss *ShardedStream) endReshard() {
 // ErrShardClosed, ErrShardExpired, ErrInvalidHashKey, ErrInvalidArgument
 // (a key outside those bounds; the message names the key and both ends of
 // the shard's range), or ErrResourceInUse (another reshard in progress).
-func (ss *ShardedStream) SplitShard(shardID, newStartingHashKey string) error {
-	defer ss.settle()
+func (ss *ShardedStream) SplitShard(shardID, newStartingHashKey string) (err error) {
+	if err = ss.cfg.gate.write(); err != nil {
+		return
+	}
+	defer ss.settleErr(&err)
 	key, err := ParseHashKey(newStartingHashKey)
 	if err != nil {
 		return err
@@ -69,8 +72,11 @@ func (ss *ShardedStream) SplitShard(shardID, newStartingHashKey string) error {
 // twice, ranges that are not adjacent, or adjacency inverted: shardID's
 // range lies above adjacentShardID's; the message names both shards and
 // their ranges), or ErrResourceInUse.
-func (ss *ShardedStream) MergeShards(shardID, adjacentShardID string) error {
-	defer ss.settle()
+func (ss *ShardedStream) MergeShards(shardID, adjacentShardID string) (err error) {
+	if err = ss.cfg.gate.write(); err != nil {
+		return
+	}
+	defer ss.settleErr(&err)
 	if err := ss.beginReshard("MergeShards"); err != nil {
 		return err
 	}
@@ -163,8 +169,11 @@ func (ss *ShardedStream) mergeLocked(a, b *shard, now int64) *shard {
 // UpdateShardCount fails, changing nothing, with ErrInvalidArgument (a
 // target out of bounds) or ErrResourceInUse. It costs O(steps × open
 // shards), nothing per record.
-func (ss *ShardedStream) UpdateShardCount(target int) error {
-	defer ss.settle()
+func (ss *ShardedStream) UpdateShardCount(target int) (err error) {
+	if err = ss.cfg.gate.write(); err != nil {
+		return
+	}
+	defer ss.settleErr(&err)
 	if err := ss.beginReshard("UpdateShardCount"); err != nil {
 		return err
 	}

@@ -109,6 +109,9 @@ func (db *DB) Restore(name string, img StreamImage, replace bool) (bool, error) 
 	if err := img.check(); err != nil {
 		return false, err
 	}
+	if err := db.gate.write(); err != nil {
+		return false, err
+	}
 	db.mu.Lock()
 	if _, ok := db.lookupLocked(name); ok && !replace {
 		db.mu.Unlock()
@@ -147,6 +150,8 @@ func (db *DB) Restore(name string, img StreamImage, replace bool) (bool, error) 
 		return false, err
 	}
 	_, j, last := db.replaceLocked(name, replace)
-	db.insertNewLocked(s, j, last)
+	if err := db.insertNewLocked(s, j, last); err != nil {
+		return false, err
+	}
 	return true, nil
 }

@@ -15,10 +15,16 @@ const noCopyBatch = 1024
 // before any iteration. The iterator reads the stream in batches, holding
 // the stream's read lock only while it decodes a batch, so the loop body
 // may call any method of the stream; it sees entries added during the scan
-// when their IDs fall in the range.
+// when their IDs fall in the range. Scan fails with ErrClosed on a closed
+// DB. In a durable DB under SyncAlways it yields a batch only once the
+// batch is on disk; when the log fails meanwhile (DB.Err is then not nil)
+// the iteration ends early, never yielding what a crash could lose.
 func (s *Stream) Scan(start, end string) (iter.Seq2[ID, []Field], error) {
 	lo, hi, empty, err := parseRange(start, end)
 	if err != nil {
+		return nil, err
+	}
+	if err := s.cfg.gate.read(); err != nil {
 		return nil, err
 	}
 	return func(yield func(ID, []Field) bool) {
@@ -29,7 +35,10 @@ func (s *Stream) Scan(start, end string) (iter.Seq2[ID, []Field], error) {
 			c := getCollector()
 			s.mu.RLock()
 			s.collectRangeLocked(c, lo, hi, scanBatch, false)
-			s.runlock()
+			if s.runlock() != nil {
+				putCollector(c)
+				return // not durable: see Scan
+			}
 			batch := c.entries()
 			putCollector(c)
 			s.ctr.read.Add(int64(len(batch)))
@@ -61,13 +70,17 @@ func (s *Stream) Scan(start, end string) (iter.Seq2[ID, []Field], error) {
 // per entry or batch once its buffer has grown to a batch's size. It
 // suits code that writes each entry somewhere at once, such as a reply
 // or a file. Like Scan it holds the lock only while it decodes a batch,
-// so the loop body may call any method of the stream.
+// so the loop body may call any method of the stream, and it fails with
+// ErrClosed and ends early when the log fails as Scan does.
 func (s *Stream) ScanNoCopy(start, end string, count int, rev bool) (iter.Seq2[ID, []Field], error) {
 	if count < 0 {
 		return nil, errorf(ErrInvalidArgument, "count must be >= 0, got %d", count)
 	}
 	from, to, empty, err := parseRange(start, end)
 	if err != nil {
+		return nil, err
+	}
+	if err := s.cfg.gate.read(); err != nil {
 		return nil, err
 	}
 	return func(yield func(ID, []Field) bool) {
@@ -86,7 +99,9 @@ func (s *Stream) ScanNoCopy(start, end string, count int, rev bool) (iter.Seq2[I
 			c.NoSeal = true // one buffer, reused: view reads it
 			s.mu.RLock()
 			s.collectRangeLocked(c, lo, hi, batch, rev)
-			s.runlock()
+			if s.runlock() != nil {
+				return // not durable: see Scan
+			}
 			n := len(c.IDs)
 			s.ctr.read.Add(int64(n))
 			spans := c.Spans

@@ -20,7 +20,7 @@ type SetIDArgs struct {
 // error. As in Redis 7.0, the stream's own max deleted ID does not bound it. EntriesAdded may not be smaller than the stream's
 // length (ErrInvalidArgument). A bad ID is an ErrInvalidID error. On error
 // nothing changes. O(1).
-func (s *Stream) SetID(args SetIDArgs) error {
+func (s *Stream) SetID(args SetIDArgs) (err error) {
 	last, err := ParseID(args.LastID)
 	if err != nil {
 		return err
@@ -37,8 +37,11 @@ func (s *Stream) SetID(args SetIDArgs) error {
 	if args.EntriesAdded < -1 {
 		return errorf(ErrInvalidArgument, "EntriesAdded must be >= -1, got %d", args.EntriesAdded)
 	}
+	if err = s.cfg.gate.write(); err != nil {
+		return
+	}
 	s.mu.Lock()
-	defer s.unlock()
+	defer s.unlockTo(&err)
 	if top, ok := s.st.TopID(); ok && last.Less(ID(top)) {
 		return errorf(ErrIDTooSmall, "last ID %s is smaller than the stream's top entry %s", last, ID(top))
 	}

@@ -14,7 +14,7 @@ func TestSetID(t *testing.T) {
 	}
 	_, err := s.Delete("2-1")
 	require.NoError(t, err)
-	before := s.Info()
+	before := must(s.Info())
 
 	for _, bad := range []SetIDArgs{
 		{LastID: "3-0", EntriesAdded: -1},                         // below the top entry
@@ -25,14 +25,14 @@ func TestSetID(t *testing.T) {
 		{LastID: "9-0", EntriesAdded: -1, MaxDeletedID: "bad-id"}, // invalid
 	} {
 		require.Error(t, s.SetID(bad), "%+v", bad)
-		require.Equal(t, before, s.Info(), "%+v changed the stream", bad)
+		require.Equal(t, before, must(s.Info()), "%+v changed the stream", bad)
 	}
 	require.ErrorIs(t, s.SetID(SetIDArgs{LastID: "3-0", EntriesAdded: -1}), ErrIDTooSmall)
 	require.ErrorIs(t, s.SetID(SetIDArgs{LastID: "9-0", EntriesAdded: 1}), ErrInvalidArgument)
 	require.ErrorIs(t, s.SetID(SetIDArgs{LastID: "x", EntriesAdded: -1}), ErrInvalidID)
 
 	require.NoError(t, s.SetID(SetIDArgs{LastID: "9-0", EntriesAdded: 7, MaxDeletedID: "5-0"}))
-	info := s.Info()
+	info := must(s.Info())
 	require.Equal(t, ID{9, 0}, info.LastGeneratedID)
 	require.Equal(t, int64(7), info.EntriesAdded)
 	require.Equal(t, ID{5, 0}, info.MaxDeletedEntryID)

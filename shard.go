@@ -196,10 +196,31 @@ func (ss *ShardedStream) unlock() {
 
 // settle is the last step of every exported method of a sharded stream in
 // a durable DB: holding no lock, it settles every record committed so far
-// (the sharded stream's own and its shards'), as Stream.unlock does.
-func (ss *ShardedStream) settle() {
+// (the sharded stream's own and its shards'), as Stream.unlock does, and
+// returns settle's error: the method must then fail and return nothing
+// it read.
+func (ss *ShardedStream) settle() error {
 	if l := ss.log; l != nil {
-		l.j.settleAll()
+		return l.j.settleAll()
+	}
+	return nil
+}
+
+// settleErr is settle for a deferred call that returns only an error: it
+// sets *err to settle's error unless *err holds one already.
+func (ss *ShardedStream) settleErr(err *error) {
+	if e := ss.settle(); e != nil && *err == nil {
+		*err = e
+	}
+}
+
+// settleTo is settle for a deferred call whose result is *res: when
+// settle fails and *err holds no error yet, it sets *err to settle's
+// error and *res to its zero value.
+func settleTo[T any](ss *ShardedStream, res *T, err *error) {
+	if e := ss.settle(); e != nil && *err == nil {
+		var zero T
+		*res, *err = zero, e
 	}
 }
 
@@ -225,8 +246,11 @@ func (ss *ShardedStream) Retention() time.Duration {
 // shortening it drops records and may expire closed shards. It fails with
 // ErrInvalidArgument, changing nothing, for a period <= 0. It costs
 // O(live shards) plus the storage blocks it frees.
-func (ss *ShardedStream) SetRetention(d time.Duration) error {
-	defer ss.settle()
+func (ss *ShardedStream) SetRetention(d time.Duration) (err error) {
+	if err = ss.cfg.gate.write(); err != nil {
+		return
+	}
+	defer ss.settleErr(&err)
 	if d <= 0 {
 		return errorf(ErrInvalidArgument, "retention must be > 0, got %s", d)
 	}
@@ -343,6 +367,9 @@ type PutResult struct {
 func (ss *ShardedStream) Put(partitionKey string, args PutArgs, fields ...Field) (PutResult, error) {
 	// Every return settles (see settle), written out instead of deferred
 	// as Put is hot.
+	if err := ss.cfg.gate.write(); err != nil {
+		return PutResult{}, err
+	}
 	if err := checkPartitionKey(partitionKey); err != nil {
 		ss.settle()
 		return PutResult{}, err
@@ -391,7 +418,9 @@ func (ss *ShardedStream) Put(partitionKey string, args PutArgs, fields ...Field)
 		if err == nil && int64(id.Ms) >= ss.nextExpire.Load() {
 			ss.expire(int64(id.Ms), false)
 		}
-		ss.settle()
+		if serr := ss.settle(); err == nil {
+			err = serr
+		}
 		if err != nil {
 			return PutResult{}, err
 		}
@@ -432,10 +461,15 @@ const maxPutRecords = 500
 // PutRecords puts a batch of 1 to 500 records, in order, as Put does, and
 // returns one result per record together with the number of records that
 // failed. A failed record does not stop the others. A batch of a bad size
-// fails with ErrInvalidArgument and stores nothing. O(batch × Put).
+// fails with ErrInvalidArgument and stores nothing; so does a batch put
+// to the sharded stream of a closed DB (ErrClosed) or of a DB whose log
+// fails (ErrLogFailed). O(batch × Put).
 func (ss *ShardedStream) PutRecords(records []PutRecordsEntry) ([]PutRecordsResult, int, error) {
 	if len(records) == 0 || len(records) > maxPutRecords {
 		return nil, 0, errorf(ErrInvalidArgument, "a batch holds 1 to %d records, got %d", maxPutRecords, len(records))
+	}
+	if err := ss.cfg.gate.write(); err != nil {
+		return nil, 0, err
 	}
 	out := make([]PutRecordsResult, len(records))
 	failed := 0

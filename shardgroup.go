@@ -55,8 +55,11 @@ type shardGroup struct {
 // record kept, parents before children. Shards made later by reshards get
 // the group too. It fails, changing nothing, with ErrGroupExists. O(live
 // shards).
-func (ss *ShardedStream) CreateGroup(name string, opts ShardGroupOptions) error {
-	defer ss.settle()
+func (ss *ShardedStream) CreateGroup(name string, opts ShardGroupOptions) (err error) {
+	if err = ss.cfg.gate.write(); err != nil {
+		return
+	}
+	defer ss.settleErr(&err)
 	ss.mu.Lock()
 	defer ss.unlock()
 	if _, ok := ss.groups[name]; ok {
@@ -133,8 +136,11 @@ func (ss *ShardedStream) groupEligibleLocked(name string, g *shardGroup) []*shar
 // while waiting. It fails with ErrNoGroup or ErrInvalidArgument (also for
 // args.Claim, which it does not support). Each call checks the parents of every live shard: O(live shards) plus O(log N)
 // per record.
-func (ss *ShardedStream) ReadGroup(ctx context.Context, group, consumer string, args ReadGroupArgs) ([]Record, error) {
-	defer ss.settle()
+func (ss *ShardedStream) ReadGroup(ctx context.Context, group, consumer string, args ReadGroupArgs) (result []Record, err error) {
+	if err = ss.cfg.gate.write(); err != nil {
+		return
+	}
+	defer settleTo(ss, &result, &err)
 	if err := args.check(); err != nil {
 		return nil, err
 	}
@@ -213,8 +219,11 @@ func (ss *ShardedStream) byShardLocked(refs []RecordRef) (map[*shard][]ID, []*sh
 // pending. With StrictOrder, acknowledging the last pending record of a
 // parent frees its children for ReadGroup. It fails, changing nothing,
 // with ErrNoGroup, ErrShardNotFound or ErrShardExpired. O(log P) a record.
-func (ss *ShardedStream) Ack(group string, refs ...RecordRef) (int64, error) {
-	defer ss.settle()
+func (ss *ShardedStream) Ack(group string, refs ...RecordRef) (result int64, err error) {
+	if err = ss.cfg.gate.write(); err != nil {
+		return
+	}
+	defer settleTo(ss, &result, &err)
 	ss.mu.RLock()
 	g, err := ss.groupLocked(group)
 	if err != nil {
@@ -275,8 +284,11 @@ func (ss *ShardedStream) Pending(group string) ([]ShardPending, error) {
 // name and idle for at least minIdle, as Stream.Claim does shard by shard,
 // and returns them. It fails, changing nothing, with ErrNoGroup,
 // ErrShardNotFound, ErrShardExpired or an error of args.
-func (ss *ShardedStream) Claim(group, consumer string, minIdle time.Duration, refs []RecordRef, args ClaimArgs) ([]Record, error) {
-	defer ss.settle()
+func (ss *ShardedStream) Claim(group, consumer string, minIdle time.Duration, refs []RecordRef, args ClaimArgs) (result []Record, err error) {
+	if err = ss.cfg.gate.write(); err != nil {
+		return
+	}
+	defer settleTo(ss, &result, &err)
 	ss.mu.RLock()
 	defer ss.mu.RUnlock()
 	if _, err := ss.groupLocked(group); err != nil {
@@ -313,7 +325,10 @@ type ShardAutoClaimResult struct {
 // fails with ErrNoGroup or ErrShardNotFound. O(live shards) plus
 // O(log P) per pending record scanned.
 func (ss *ShardedStream) AutoClaim(group, consumer string, minIdle time.Duration, start RecordRef, args AutoClaimArgs) (res ShardAutoClaimResult, err error) {
-	defer ss.settle()
+	if err = ss.cfg.gate.write(); err != nil {
+		return
+	}
+	defer settleTo(ss, &res, &err)
 	wake := false
 	defer func() {
 		if wake { // dropping dead records may free children (StrictOrder)

@@ -140,7 +140,7 @@ func requireSameDB(t *testing.T, want, got *DB) {
 		ge, err := g.Range("-", "+", 0)
 		require.NoError(t, err)
 		require.Equal(t, we, ge, name)
-		wi, gi := w.Info(), g.Info()
+		wi, gi := must(w.Info()), must(g.Info())
 		require.Equal(t, wi.Length, gi.Length, name)
 		require.Equal(t, wi.LastGeneratedID, gi.LastGeneratedID, name)
 		require.Equal(t, wi.MaxDeletedEntryID, gi.MaxDeletedEntryID, name)

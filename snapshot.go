@@ -518,7 +518,7 @@ func (db *DB) Snapshot() error {
 	d.snapMu.Lock()
 	defer d.snapMu.Unlock()
 	if d.closed.Load() {
-		return errorf(ErrInvalidArgument, "Snapshot of a closed DB")
+		return errClosed()
 	}
 	d.saving.Store(true)
 	defer d.saving.Store(false)

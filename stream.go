@@ -49,6 +49,7 @@ type config struct {
 	clock     func() time.Time
 	wallClock bool         // clock is time.Now: idMs may use its cheaper reading
 	limits    store.Limits // of the storage blocks (WithNodeSize)
+	gate      *gate        // of the DB the object belongs to; nil alone (gate.go)
 
 	// Of durable DBs (Open).
 	sync            SyncPolicy
@@ -222,6 +223,9 @@ func (s *Stream) add(args *AddArgs, fields []Field, inDB bool, name string) (ID,
 			trim = &spec
 		}
 	}
+	if err := s.cfg.gate.write(); err != nil {
+		return ID{}, err
+	}
 	nowMs := s.cfg.idMs()
 	s.mu.Lock()
 	if s.goneLocked(inDB, name) {
@@ -244,7 +248,9 @@ func (s *Stream) add(args *AddArgs, fields []Field, inDB bool, name string) (ID,
 	}
 	s.notifyLocked()
 	if s.log != nil {
-		s.unlockLogged()
+		if err := s.unlockLogged(); err != nil {
+			return ID{}, err
+		}
 	} else {
 		s.mu.Unlock()
 	}
@@ -269,6 +275,9 @@ func (s *Stream) addSpecified(args *AddArgs, fields []Field, inDB bool, name str
 		}
 		idmp = &k
 	}
+	if err := s.cfg.gate.write(); err != nil {
+		return ID{}, err
+	}
 
 	s.mu.Lock()
 	if s.goneLocked(inDB, name) {
@@ -277,7 +286,9 @@ func (s *Stream) addSpecified(args *AddArgs, fields []Field, inDB bool, name str
 	}
 	if idmp != nil {
 		if id, ok := s.idmpDuplicateLocked(*idmp, a.nowMs); ok {
-			s.unlock()
+			if err := s.unlock(); err != nil {
+				return ID{}, err
+			}
 			return id, nil
 		}
 	}
@@ -303,7 +314,9 @@ func (s *Stream) addSpecified(args *AddArgs, fields []Field, inDB bool, name str
 	}
 	s.notifyLocked()
 	if s.log != nil {
-		s.unlockLogged()
+		if err := s.unlockLogged(); err != nil {
+			return ID{}, err
+		}
 	} else {
 		s.mu.Unlock()
 	}
@@ -460,11 +473,16 @@ func (s *Stream) rangeGeneric(start, end string, count int, rev bool) ([]Entry, 
 	if err != nil || empty {
 		return nil, err
 	}
+	if err := s.cfg.gate.read(); err != nil {
+		return nil, err
+	}
 	c := getCollector()
 	defer putCollector(c)
 	s.mu.RLock()
 	s.collectRangeLocked(c, lo, hi, count, rev)
-	s.runlock()
+	if err := s.runlock(); err != nil {
+		return nil, err
+	}
 	es := c.entries()
 	s.ctr.read.Add(int64(len(es)))
 	return es, nil
@@ -485,22 +503,32 @@ func (s *Stream) collectRangeLocked(c *collector, lo, hi ID, count int, rev bool
 // unlock releases the stream's write lock. In a durable DB it first
 // commits the record of the call's changes, if any, and then, holding no
 // lock, settles it: under SyncAlways it waits until the record (for a call
-// that changed nothing, the stream's last record) is on disk. A deferred
-// log (the stream of a shard) leaves settling to the caller.
-func (s *Stream) unlock() {
+// that changed nothing, the stream's last record) is on disk. It returns
+// the error of settling (journal.settle): the call must then fail. A
+// deferred log (the stream of a shard) leaves settling to the caller.
+func (s *Stream) unlock() error {
 	if s.log == nil {
 		s.mu.Unlock()
-		return
+		return nil
 	}
-	s.unlockLogged()
+	return s.unlockLogged()
 }
 
-func (s *Stream) unlockLogged() {
+func (s *Stream) unlockLogged() error {
 	l := s.log
 	lsn := l.commit()
 	s.mu.Unlock()
 	if !l.deferred {
-		l.j.settle(lsn)
+		return l.j.settle(lsn)
+	}
+	return nil
+}
+
+// unlockTo is unlock for a deferred call: it sets *err to unlock's error
+// unless *err holds one already.
+func (s *Stream) unlockTo(err *error) {
+	if e := s.unlock(); e != nil && *err == nil {
+		*err = e
 	}
 }
 
@@ -520,20 +548,33 @@ func (s *Stream) unlockDeferred() (*journal, uint64) {
 
 // runlock releases the read lock. In a durable DB under SyncAlways it
 // then waits until the stream's last record is on disk, so that nothing
-// the reader saw can be lost.
-func (s *Stream) runlock() {
+// the reader saw can be lost; when that fails it returns the log's error,
+// and the reader must return it instead of what it read.
+func (s *Stream) runlock() error {
 	if s.log == nil {
 		s.mu.RUnlock()
-		return
+		return nil
 	}
-	s.runlockLogged()
+	return s.runlockLogged()
 }
 
-func (s *Stream) runlockLogged() {
+func (s *Stream) runlockLogged() error {
 	l := s.log
 	lsn := l.lsn
 	s.mu.RUnlock()
 	if !l.deferred {
-		l.j.durable(lsn)
+		return l.j.durable(lsn)
+	}
+	return nil
+}
+
+// runlockTo is runlock for a deferred call of a reader whose result is
+// *res: when runlock fails and *err holds no error yet, it sets *err to
+// runlock's error and *res to its zero value, so that the reader returns
+// nothing of what it read.
+func runlockTo[T any](s *Stream, res *T, err *error) {
+	if e := s.runlock(); e != nil && *err == nil {
+		var zero T
+		*res, *err = zero, e
 	}
 }

@@ -105,13 +105,16 @@ func (t *TrimArgs) parseTo(spec *trimSpec) error {
 // (the block's first live entry is known); under DelRef and Acked each
 // trimmed entry costs O(G log P) for G groups. Memory of dropped blocks is
 // given back.
-func (s *Stream) Trim(args TrimArgs) (int64, error) {
+func (s *Stream) Trim(args TrimArgs) (_ int64, err error) {
 	spec, err := args.parse()
 	if err != nil || spec.strategy == TrimNone {
 		return 0, err
 	}
+	if err = s.cfg.gate.write(); err != nil {
+		return
+	}
 	s.mu.Lock()
-	defer s.unlock()
+	defer s.unlockTo(&err)
 	return s.trimLocked(&spec), nil
 }
 

@@ -33,13 +33,13 @@ func TestDeleteUpdatesInfo(t *testing.T) {
 	s := streamWith(t, "1", "2", "3", "4", "5")
 	_, err := s.Delete("3")
 	require.NoError(t, err)
-	info := s.Info()
+	info := must(s.Info())
 	assert.Equal(t, ID{3, 0}, info.MaxDeletedEntryID)
 	assert.Equal(t, ID{1, 0}, info.RecordedFirstEntryID, "deleting a middle entry keeps the first")
 
 	_, err = s.Delete("1")
 	require.NoError(t, err)
-	info = s.Info()
+	info = must(s.Info())
 	assert.Equal(t, ID{3, 0}, info.MaxDeletedEntryID, "max-deleted-entry-id never goes down")
 	assert.Equal(t, ID{2, 0}, info.RecordedFirstEntryID, "deleting the first entry moves the first")
 	require.NotNil(t, info.FirstEntry)
@@ -47,7 +47,7 @@ func TestDeleteUpdatesInfo(t *testing.T) {
 
 	_, err = s.Delete("5")
 	require.NoError(t, err)
-	info = s.Info()
+	info = must(s.Info())
 	assert.Equal(t, ID{5, 0}, info.MaxDeletedEntryID)
 	require.NotNil(t, info.LastEntry)
 	assert.Equal(t, ID{4, 0}, info.LastEntry.ID, "the last entry is the last live one")
@@ -55,7 +55,7 @@ func TestDeleteUpdatesInfo(t *testing.T) {
 
 	_, err = s.Delete("9") // missing: changes nothing
 	require.NoError(t, err)
-	assert.Equal(t, ID{5, 0}, s.Info().MaxDeletedEntryID)
+	assert.Equal(t, ID{5, 0}, must(s.Info()).MaxDeletedEntryID)
 
 	_, err = s.Delete("2", "4")
 	require.NoError(t, err)
@@ -63,11 +63,11 @@ func TestDeleteUpdatesInfo(t *testing.T) {
 		LastGeneratedID:   ID{5, 0},
 		MaxDeletedEntryID: ID{5, 0},
 		EntriesAdded:      5,
-	}, s.Info(), "an emptied stream keeps its state")
+	}, must(s.Info()), "an emptied stream keeps its state")
 	_, err = s.Add(AddArgs{ID: "5"}, Fields("f", "v")...)
 	requireErr(t, err, ErrIDTooSmall)
 	assert.Equal(t, ID{6, 0}, mustAdd(t, s, "6"))
-	assert.Equal(t, ID{6, 0}, s.Info().RecordedFirstEntryID)
+	assert.Equal(t, ID{6, 0}, must(s.Info()).RecordedFirstEntryID)
 }
 
 func TestDeleteRejectsBadIDs(t *testing.T) {
@@ -86,7 +86,7 @@ func TestDeleteFreesEmptyBlocks(t *testing.T) {
 	for i := 1; i <= 3*store.BlockMaxEntries; i++ {
 		mustAdd(t, s, strconv.Itoa(i))
 	}
-	blocks := s.Info().RadixTreeKeys
+	blocks := must(s.Info()).RadixTreeKeys
 	require.GreaterOrEqual(t, blocks, 3)
 	// Delete every entry of the second block.
 	b := blocksOf(s)[1]
@@ -97,7 +97,7 @@ func TestDeleteFreesEmptyBlocks(t *testing.T) {
 	n, err := s.Delete(del...)
 	require.NoError(t, err)
 	assert.EqualValues(t, len(del), n)
-	assert.Equal(t, blocks-1, s.Info().RadixTreeKeys)
+	assert.Equal(t, blocks-1, must(s.Info()).RadixTreeKeys)
 	assert.NotContains(t, blocksOf(s), b)
 	// The neighbours are intact.
 	got, err := s.Range("-", "+", 0)
@@ -161,7 +161,7 @@ func TestTrimExactMaxLen(t *testing.T) {
 	require.NoError(t, err)
 	assert.EqualValues(t, 173, n)
 	requireIDs(t, s, 174, 250)
-	info := s.Info()
+	info := must(s.Info())
 	assert.EqualValues(t, 77, info.Length)
 	assert.Equal(t, ID{174, 0}, info.RecordedFirstEntryID)
 	assert.Equal(t, ID{}, info.MaxDeletedEntryID)
@@ -171,7 +171,7 @@ func TestTrimExactMaxLen(t *testing.T) {
 	n, err = s.Trim(TrimArgs{Strategy: TrimMaxLen, MaxLen: 0})
 	require.NoError(t, err)
 	assert.EqualValues(t, 77, n)
-	assert.Equal(t, StreamInfo{LastGeneratedID: ID{250, 0}, EntriesAdded: 250}, s.Info())
+	assert.Equal(t, StreamInfo{LastGeneratedID: ID{250, 0}, EntriesAdded: 250}, must(s.Info()))
 }
 
 func TestTrimExactAfterDeletes(t *testing.T) {
@@ -184,7 +184,7 @@ func TestTrimExactAfterDeletes(t *testing.T) {
 	got, err := s.Range("-", "+", 0)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"6-0", "8-0", "9-0", "10-0"}, ids(got))
-	assert.Equal(t, ID{6, 0}, s.Info().RecordedFirstEntryID)
+	assert.Equal(t, ID{6, 0}, must(s.Info()).RecordedFirstEntryID)
 }
 
 func TestTrimExactMinID(t *testing.T) {
@@ -207,7 +207,7 @@ func TestTrimExactMinID(t *testing.T) {
 	require.NoError(t, err)
 	assert.EqualValues(t, 100, n)
 	assert.Zero(t, s.Len())
-	assert.Zero(t, s.Info().RadixTreeKeys, "the memory of trimmed entries is given back")
+	assert.Zero(t, must(s.Info()).RadixTreeKeys, "the memory of trimmed entries is given back")
 }
 
 // approxRemoved is what an approximate trim removes from blocks of the
@@ -276,7 +276,7 @@ func TestTrimApproxMinID(t *testing.T) {
 	require.NoError(t, err)
 	assert.EqualValues(t, 250-firstBlockEnd, n)
 	assert.Zero(t, s.Len())
-	assert.Equal(t, ID{}, s.Info().RecordedFirstEntryID)
+	assert.Equal(t, ID{}, must(s.Info()).RecordedFirstEntryID)
 }
 
 func TestTrimApproxCountsLiveEntries(t *testing.T) {

@@ -27,11 +27,13 @@ func (s *Stream) Blocked() int {
 
 // waiter is a blocked reader. Writers wake it with a non-blocking send;
 // it then looks again. A waiter may be registered on several streams.
+// Closing the DB of g ends its wait.
 type waiter struct {
-	ch chan struct{}
+	ch     chan struct{}
+	closed <-chan struct{}
 }
 
-func newWaiter() *waiter { return &waiter{ch: make(chan struct{}, 1)} }
+func newWaiter(g *gate) *waiter { return &waiter{ch: make(chan struct{}, 1), closed: g.closing()} }
 
 func (w *waiter) notify() {
 	select {
@@ -66,10 +68,12 @@ func (l *waitList) wake() {
 	l.ws = l.ws[:0]
 }
 
-// wait blocks until w is notified, ctx is done or timer fires. It reports
-// whether the caller should look again.
+// wait blocks until w is notified, ctx is done, timer fires or the DB is
+// closed (ErrClosed). It reports whether the caller should look again.
 func (w *waiter) wait(ctx context.Context, timeout <-chan time.Time) (bool, error) {
 	select {
+	case <-w.closed:
+		return false, errClosed()
 	case <-w.ch:
 		// An Add after ctx ended does not count: the call ends with
 		// ctx's error, as if the Add had come later still.
@@ -121,10 +125,12 @@ type groupWaiter struct {
 	stream  int // index of the stream that served it
 	entries []Entry
 	err     error
+
+	closed <-chan struct{} // closed by the DB's Close: the call gives up
 }
 
-func newGroupWaiter(ctx context.Context, consumer string, args ReadGroupArgs) *groupWaiter {
-	return &groupWaiter{ch: make(chan struct{}, 1), done: ctx.Done(), consumer: consumer, count: args.Count, noack: args.NoAck}
+func newGroupWaiter(ctx context.Context, g *gate, consumer string, args ReadGroupArgs) *groupWaiter {
+	return &groupWaiter{ch: make(chan struct{}, 1), done: ctx.Done(), closed: g.closing(), consumer: consumer, count: args.Count, noack: args.NoAck}
 }
 
 // take moves w from waiting to served for a writer, and reports whether
@@ -215,10 +221,11 @@ func (s *Stream) removeGroupWaiter(w *groupWaiter) {
 	s.gwaiters = kept
 }
 
-// await waits until w is served, ctx is done or block passes, then takes w
-// off the streams it was registered on. It returns ctx.Err() when the
-// context ended the wait before w was served; the result of a served w is
-// in w.entries and w.err.
+// await waits until w is served, ctx is done, block passes or the DB is
+// closed, then takes w off the streams it was registered on. It returns
+// ctx.Err() when the context ended the wait before w was served, and
+// ErrClosed when Close did; the result of a served w is in w.entries and
+// w.err.
 func (w *groupWaiter) await(ctx context.Context, block time.Duration, streams []*Stream) error {
 	timeout, stop := newTimeout(block)
 	defer stop()
@@ -229,6 +236,8 @@ func (w *groupWaiter) await(ctx context.Context, block time.Duration, streams []
 		received = true
 	case <-ctx.Done():
 		err = ctx.Err()
+	case <-w.closed:
+		err = errClosed()
 	case <-timeout:
 	}
 	if !received && !w.state.CompareAndSwap(waiting, gone) {
@@ -260,7 +269,7 @@ func (ss *ShardedStream) readLoop(ctx context.Context, block time.Duration,
 	)
 	stop := func() {}
 	if block != 0 {
-		w = newWaiter()
+		w = newWaiter(ss.cfg.gate)
 		timeout, stop = newTimeout(block)
 	}
 	defer stop()

@@ -684,10 +684,13 @@ func (c *conn) flush() error {
 // Flush finds nothing to write. Flush of a DB with nothing buffered takes
 // the journal's lock and returns.
 //
-// When the log of a DB these commands may have changed failed, it returns
-// the error and the connection closes without the replies, which would
-// acknowledge changes the log does not hold; later writes get MISCONF
-// (refuseWrite).
+// Under SyncEverySecond and SyncNo, when writing the log of a DB these
+// commands may have changed fails, it returns the error and the
+// connection closes without the replies, which would acknowledge changes
+// the log does not hold yet (the DB keeps them, and writes them once the
+// disk is back); later writes get MISCONF (refuseWrite) until then. Under
+// SyncAlways the replies go out: a call whose change could not be synced
+// failed by itself, and its command answers MISCONF (conn.fail).
 func (c *conn) logBarrier() error {
 	if c.changes != 0 {
 		c.srv.changes.Add(c.changes)
@@ -698,9 +701,10 @@ func (c *conn) logBarrier() error {
 	if !c.srv.durable {
 		return nil
 	}
+	always := c.srv.opts.AppendFsync == xstream.SyncAlways
 	for m := touched; m != 0; m &= m - 1 {
 		i := bits.TrailingZeros16(m)
-		if err := c.srv.db(i).Flush(); err != nil && wrote&(1<<i) != 0 {
+		if err := c.srv.db(i).Flush(); err != nil && wrote&(1<<i) != 0 && !always {
 			return &logError{db: i, err: err}
 		}
 	}

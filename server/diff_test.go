@@ -400,7 +400,10 @@ func (p *pair) trackTrimmedPast() {
 	}
 	for _, key := range p.srv.DB(0).Names("") {
 		s, _ := p.srv.DB(0).Lookup(key)
-		info := s.Info()
+		info, err := s.Info()
+		if err != nil {
+			panic(err) // an in-memory DB's Info does not fail
+		}
 		if info.Length == 0 {
 			continue
 		}

@@ -312,7 +312,7 @@ func (c *conn) refuseWrite(cmd *command) bool {
 	if err == nil {
 		return false
 	}
-	msg := "MISCONF Errors writing to the AOF file: " + err.Error()
+	msg := misconf(err)
 	switch {
 	case cmd.name == "exec":
 		c.resetMulti()

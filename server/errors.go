@@ -2,6 +2,8 @@ package server
 
 import (
 	"errors"
+	"strings"
+	"syscall"
 
 	"github.com/xstreamgo/xstream"
 )
@@ -71,6 +73,10 @@ func (c *conn) fail(err error) {
 		c.err(string(r))
 		return
 	}
+	if errors.Is(err, xstream.ErrLogFailed) {
+		c.err(misconf(err))
+		return
+	}
 	for _, m := range coreReplies {
 		if errors.Is(err, m.err) {
 			c.err(m.text)
@@ -78,4 +84,20 @@ func (c *conn) fail(err error) {
 		}
 	}
 	c.err("ERR " + err.Error())
+}
+
+// misconf is Redis's MISCONF reply for err, an error of a DB's log: the
+// error of the system call that failed, worded as strerror words it ("No
+// space left on device"), as redis-server replies when it cannot write
+// its AOF; without one, err's message.
+func misconf(err error) string {
+	msg := err.Error()
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		msg = errno.Error()
+		if msg != "" {
+			msg = strings.ToUpper(msg[:1]) + msg[1:]
+		}
+	}
+	return "MISCONF Errors writing to the AOF file: " + msg
 }

@@ -155,9 +155,12 @@ func xgroupDestroy(c *conn, args [][]byte) {
 	if !ok {
 		return
 	}
-	if s.DestroyGroup(string(args[3])) {
+	switch ok, err := s.DestroyGroup(string(args[3])); {
+	case err != nil:
+		c.fail(err)
+	case ok:
 		c.int(1)
-	} else {
+	default:
 		c.int(0)
 	}
 }

@@ -111,7 +111,12 @@ func xinfoStream(c *conn, args [][]byte) {
 	case err != nil:
 		c.fail(err)
 	case !full:
-		c.infoStream(s.Info())
+		info, err := s.Info()
+		if err != nil {
+			c.fail(err)
+			return
+		}
+		c.infoStream(info)
 	default:
 		info, err := s.InfoFull(int(min(count, 1<<31)))
 		if err != nil {

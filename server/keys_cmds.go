@@ -29,7 +29,12 @@ func init() {
 		for i, a := range args[1:] {
 			names[i] = string(a)
 		}
-		c.int(int64(c.mustDB().Remove(names...)))
+		n, err := c.mustDB().Remove(names...)
+		if err != nil {
+			c.fail(err)
+			return
+		}
+		c.int(int64(n))
 	})
 	register("unlink", -2, commands["del"].fn)
 	register("exists", -2, func(c *conn, args [][]byte) {
@@ -106,7 +111,10 @@ func init() {
 			return
 		}
 		db := c.mustDB()
-		db.Remove(db.Names("")...)
+		if _, err := db.Remove(db.Names("")...); err != nil {
+			c.fail(err)
+			return
+		}
 		c.srv.access(c.db).avgTTL.Store(0) // as Redis's emptyData
 		c.ok()
 	})
@@ -117,7 +125,10 @@ func init() {
 		c.touched, c.wrote = 1<<numDBs-1, 1<<numDBs-1
 		for i := range c.srv.dbs {
 			db := c.srv.db(i)
-			db.Remove(db.Names("")...)
+			if _, err := db.Remove(db.Names("")...); err != nil {
+				c.fail(err)
+				return
+			}
 			c.srv.access(i).avgTTL.Store(0)
 		}
 		c.ok()

@@ -8,12 +8,19 @@ import (
 	"github.com/xstreamgo/xstream"
 )
 
+// misconfFileTooLarge is Redis's reply to a write once its AOF write
+// failed with EFBIG.
+const misconfFileTooLarge = "MISCONF Errors writing to the AOF file: File too large"
+
 // When writing the log fails for real (here a file size limit on the
-// server process, which makes its writes fail as a full disk would), the
-// connection whose replies would acknowledge changes the log lost closes
-// without them; then writes get MISCONF and reads go on; and a server
-// started again on the directory (without the limit) has every change
-// that was acknowledged.
+// server process, which makes its writes fail as a full disk would):
+// under always, the XADD whose change could not be synced gets MISCONF
+// (the connection stays open) and no read shows its entry; under
+// everysec, the connection whose replies would acknowledge changes the
+// log does not hold yet closes without them. Then writes get MISCONF and
+// reads go on (under always, reads of the entry in doubt get MISCONF);
+// and a server started again on the directory (without the limit) has
+// every change that was acknowledged.
 func TestLogFailure(t *testing.T) {
 	if isHelper() {
 		t.Skip("in a server process")
@@ -23,30 +30,15 @@ func TestLogFailure(t *testing.T) {
 			dir := t.TempDir()
 			ch := startChild(t, dir, policy, helperFsizeEnv+"="+strconv.Itoa(64<<10))
 			rc := dialRaw(t, ch.addr)
-			value := strings.Repeat("v", 1<<10)
-			var acked []string
-			for i := 0; ; i++ {
-				if i > 1000 {
-					t.Fatal("the log never failed")
-				}
-				if err := rc.send([][]string{{"XADD", "s", "*", "n", itoa(i), "v", value}}); err != nil {
-					break
-				}
-				r, err := rc.read()
-				if err != nil {
-					break // closed without the reply
-				}
-				if r.kind != '$' {
-					t.Fatalf("XADD %d: %v", i, r)
-				}
-				acked = append(acked, r.s)
-			}
+			acked := addUntilRefused(t, rc, policy, misconfFileTooLarge)
 			if len(acked) == 0 {
 				t.Fatal("no XADD was acknowledged")
 			}
-			rc = dialRaw(t, ch.addr)
+			if policy == xstream.SyncEverySecond {
+				rc = dialRaw(t, ch.addr)
+			}
 			r := rc.do(t, "XADD", "s", "*", "n", "late")
-			if r.kind != '-' || !strings.HasPrefix(r.s, "MISCONF Errors writing to the AOF file: ") || !strings.Contains(r.s, "file too large") {
+			if r.kind != '-' || r.s != misconfFileTooLarge {
 				t.Fatalf("XADD after the failure: %v", r)
 			}
 			if r := rc.do(t, "PING"); !strings.HasPrefix(r.s, "MISCONF ") {
@@ -54,6 +46,15 @@ func TestLogFailure(t *testing.T) {
 			}
 			if r := rc.do(t, "XLEN", "s"); r.kind != ':' || r.n < int64(len(acked)) {
 				t.Fatalf("XLEN after the failure: %v, %d acknowledged", r, len(acked))
+			}
+			for _, cmd := range [][]string{{"XRANGE", "s", "-", "+"}, {"XREVRANGE", "s", "+", "-", "COUNT", "1"}, {"XREAD", "STREAMS", "s", "0"}, {"XINFO", "STREAM", "s"}} {
+				r := rc.do(t, cmd...)
+				if policy == xstream.SyncAlways && (r.kind != '-' || r.s != misconfFileTooLarge) {
+					t.Fatalf("%s after the failure: %v; under always the entry in doubt is not shown", cmd[0], r)
+				}
+				if policy == xstream.SyncEverySecond && r.kind == '-' {
+					t.Fatalf("%s after the failure: %v; reads go on", cmd[0], r)
+				}
 			}
 			if r := rc.do(t, "INFO", "persistence"); !strings.Contains(r.s, "aof_last_write_status:err\r\n") {
 				t.Fatalf("INFO after the failure: %q", r.s)

@@ -77,6 +77,11 @@ type persistence struct {
 	// autoMin is the least log since a DB's last snapshot that makes an
 	// automatic rewrite (Redis's auto-aof-rewrite-min-size).
 	autoMin int64
+
+	// logFailed is the error of each DB's log when the cron last looked
+	// (nil: it worked), so that it logs each change once (watchLogs).
+	// Only the cron's goroutine uses it.
+	logFailed [numDBs]error
 }
 
 // allDBs is the mask of every DB.
@@ -358,8 +363,8 @@ func (p *persistence) snapshotAll(mask uint16) error {
 	return errors.Join(errs...)
 }
 
-// cron starts the automatic rewrites, once a second until the server
-// shuts down.
+// cron logs the failures and recoveries of the DBs' logs and starts the
+// automatic rewrites, once a second until the server shuts down.
 func (p *persistence) cron() {
 	defer p.srv.wg.Done()
 	t := time.NewTicker(time.Second)
@@ -369,8 +374,27 @@ func (p *persistence) cron() {
 		case <-p.srv.ctx.Done():
 			return
 		case <-t.C:
+			p.watchLogs()
 			p.autoRewrite()
 		}
+	}
+}
+
+// watchLogs logs, once each, a DB's log failing (writes then get
+// MISCONF) and working again, as Redis logs "Error writing to the AOF
+// file" and "AOF write error looks solved, Redis can write again.". A DB
+// retries its log each second by itself (xstream.DB.Err).
+func (p *persistence) watchLogs() {
+	log := p.srv.opts.Logger
+	for i := range numDBs {
+		err, was := p.srv.logErr(i), p.logFailed[i]
+		switch {
+		case err != nil && (was == nil || err.Error() != was.Error()):
+			log.Error("xstream server: writing the log failed, writes are refused (MISCONF) until a write of it succeeds", "db", i, "err", err)
+		case err == nil && was != nil:
+			log.Warn("xstream server: the log write error looks solved, writes are accepted again", "db", i)
+		}
+		p.logFailed[i] = err
 	}
 }
 

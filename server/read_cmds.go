@@ -327,7 +327,7 @@ func resolveLast(db *xstream.DB, pairs []string) []string {
 		}
 		out[i] = "0-0"
 		if s, ok := db.Lookup(out[i-1]); ok {
-			out[i] = s.Info().LastGeneratedID.String()
+			out[i] = s.LastID().String()
 		}
 	}
 	return out

@@ -84,7 +84,10 @@ func init() {
 			// Already expired: the key goes (with REPLACE), nothing is
 			// made, as in Redis.
 			if replace {
-				db.Remove(name)
+				if _, err := db.Remove(name); err != nil {
+					c.fail(err)
+					return
+				}
 			}
 			c.ok()
 			return

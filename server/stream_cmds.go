@@ -333,6 +333,12 @@ func (c *conn) rangeReply(s *xstream.Stream, lo, hi xstream.ID, count int, rev b
 		}
 		start = big.cut(c, start)
 	}
+	if c.scanCut() {
+		big.release(c)
+		c.out = c.out[:start]
+		c.err(misconf(c.srv.logErr(c.db)))
+		return
+	}
 	// The array's length is known only now: put it in front.
 	c.scratch = redcon.AppendArray(c.scratch[:0], n)
 	if big.parts != nil {
@@ -340,6 +346,13 @@ func (c *conn) rangeReply(s *xstream.Stream, lo, hi xstream.ID, count int, rev b
 		return
 	}
 	c.out = slices.Insert(c.out, start, c.scratch...)
+}
+
+// scanCut reports whether a scan of the connection's DB may have ended
+// early: under SyncAlways, Stream.ScanNoCopy stops before a batch it
+// cannot make durable, once the log fails.
+func (c *conn) scanCut() bool {
+	return c.srv.durable && c.srv.opts.AppendFsync == xstream.SyncAlways && c.srv.logErr(c.db) != nil
 }
 
 func xlen(c *conn, args [][]byte) {
@@ -510,8 +523,11 @@ func xsetid(c *conn, args [][]byte) {
 		return
 	}
 	// Redis's order of checks; SetID checks again atomically.
-	info := s.Info()
+	info, err := s.Info()
 	switch {
+	case err != nil:
+		c.fail(err)
+		return
 	case info.LastEntry != nil && last.Less(info.LastEntry.ID):
 		c.err("ERR The ID specified in XSETID is smaller than the target stream top item")
 		return
@@ -519,7 +535,7 @@ func xsetid(c *conn, args [][]byte) {
 		c.err("ERR The entries_added specified in XSETID is smaller than the target stream length")
 		return
 	}
-	err := s.SetID(set)
+	err = s.SetID(set)
 	switch {
 	case err == nil:
 		c.ok()
