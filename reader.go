@@ -20,10 +20,12 @@ type Checkpoint struct {
 // key, records come in the order they were put, across any number of
 // splits, merges and rescalings: it reads a child shard only after all its
 // parents were read to their end (EXPIRED parents do not hold it back),
-// and it spreads each read over the shards it may read. It is safe for
-// concurrent use; concurrent Reads deliver each record once, but the order
-// of a key holds across the results of one goroutine's successive Reads,
-// not across Reads handled by different goroutines.
+// and it spreads each read over the shards it may read. As a parent is
+// read to its end only after its own parents, a child waits for every
+// ancestor, also through a CLOSED shard that never had a record. It is
+// safe for concurrent use; concurrent Reads deliver each record once, but
+// the order of a key holds across the results of one goroutine's
+// successive Reads, not across Reads handled by different goroutines.
 type ShardReader struct {
 	ss *ShardedStream
 

@@ -60,8 +60,8 @@ type ShardedEngine interface {
 	// CreateGroup creates a consumer group over every shard.
 	CreateGroup(ctx context.Context, name string, opts ShardGroupOptions) error
 	// ReadGroup delivers records to consumer of group (a child shard's
-	// only after its parents are drained and acknowledged); it may block
-	// as args.Block says.
+	// only after every ancestor's were delivered and, with StrictOrder,
+	// acknowledged); it may block as args.Block says.
 	ReadGroup(ctx context.Context, group, consumer string, args ReadGroupArgs) ([]Record, error)
 	// Ack acknowledges delivered records.
 	Ack(ctx context.Context, group string, refs ...RecordRef) (int64, error)

@@ -45,6 +45,22 @@ func TestShardedConformance(t *testing.T) {
 	})
 }
 
+// TestShardOrder runs xstreamtest's randomized check of per-key order
+// across deep reshard trees (StrictOrder and plain groups, the reader) on
+// in-memory sharded streams, with more seeds and steps than the
+// conformance suite's single run. Each seed reproduces its run.
+func TestShardOrder(t *testing.T) {
+	for seed := uint64(2); seed < 10; seed++ {
+		t.Run("seed"+strconv.FormatUint(seed, 10), func(t *testing.T) {
+			xstreamtest.RunShardOrder(t, func(t *testing.T, args xstream.ShardedArgs) xstreamtest.ShardedTarget {
+				ss, err := xstream.NewShardedStream(args, xstream.WithClock(newFakeClock().Now))
+				require.NoError(t, err)
+				return xstreamtest.ShardedTarget{Engine: xstream.LocalSharded(ss)}
+			}, seed, 1500)
+		})
+	}
+}
+
 // TestLocalShardedIterators: the adapter's iterator strings name their
 // stream, shard and position; anything else is refused with
 // ErrInvalidIterator, and a GetRecords through the adapter is the

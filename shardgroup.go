@@ -10,31 +10,43 @@ import (
 //
 // A group of a sharded stream is a consumer group of the same name on each
 // shard's stream, with one rule on top: a child shard's records are
-// delivered to the group only after every record of its parents was
-// delivered, and, with StrictOrder, acknowledged.
+// delivered to the group only after every record of its ancestors was
+// delivered, and, with StrictOrder, acknowledged. A shard is done when it
+// is EXPIRED, or CLOSED with nothing left for the group and its own
+// parents done; a child is read once its parents are done. So a CLOSED
+// shard that never got a record (a split of a shard still empty, or a
+// piece of UpdateShardCount's splits and merges) holds back its children
+// as long as its own ancestors are not done: the grandchild of a shard
+// waits for the grandparent's records, whatever lies between.
 //
 // The guarantee: the group receives the records of one partition key in put
 // order across any reshards, as it does within one shard. Without
 // StrictOrder this is delivery order only: a consumer may get a child's
 // record while a record of the same key from the parent is still pending
 // with another consumer (or is redelivered later by Claim). With
-// StrictOrder every parent record is acknowledged before any child record
-// is delivered, so a key's records in a parent are processed before its
-// records in the children.
+// StrictOrder every record of the ancestors is acknowledged before any
+// record of the child is delivered, so a key's records in one generation
+// are processed before its records in the next.
 //
-// The cost: each ReadGroup checks the parents of every live shard (O(live
-// shards) under the parent shards' locks), and with StrictOrder a single
-// parent record left pending (a slow or dead consumer) holds back the
-// children until it is acknowledged, for example after another consumer
-// takes it over with Claim or AutoClaim: head-of-line blocking at each
-// reshard. EXPIRED parents never hold back their children; their pending
-// records go with them. Within one shard, as in any consumer group,
-// several consumers may process records of one key at the same time.
+// The cost: each ReadGroup decides which shards are done in one pass over
+// the live shards in shard number order (parents come before their
+// children), looking into a CLOSED shard's group (under its stream's
+// lock) only when its parents are done: O(live shards). With StrictOrder
+// a single record left pending (a slow or dead consumer) holds back every
+// generation below its shard until it is acknowledged, for example after
+// another consumer takes it over with Claim or AutoClaim: head-of-line
+// blocking at each reshard. That holds also for an ancestor that has
+// none of the child's hash keys (one merged into the child's parent,
+// whose range a later split left out): it holds back the generations in
+// between. EXPIRED shards never hold back their children;
+// their pending records go with them. Within one shard, as in any
+// consumer group, several consumers may process records of one key at the
+// same time.
 
 // ShardGroupOptions holds the options of ShardedStream.CreateGroup.
 type ShardGroupOptions struct {
 	// StrictOrder holds a child shard back until every record of its
-	// parents was acknowledged, not only delivered.
+	// ancestors was acknowledged, not only delivered.
 	StrictOrder bool
 }
 
@@ -94,16 +106,10 @@ func (ss *ShardedStream) groupLocked(name string) (*shardGroup, error) {
 	return g, nil
 }
 
-// groupDone reports whether shard sh no longer holds back its children in
-// group name: EXPIRED, or CLOSED with every record delivered (and, strict,
-// acknowledged). The caller holds ss.mu.
-func groupDone(sh *shard, name string, strict bool) bool {
-	switch {
-	case sh == nil || sh.state == ShardExpired:
-		return true
-	case sh.state == ShardOpen:
-		return false
-	}
+// groupDrained reports whether the CLOSED shard sh has nothing left for
+// group name: every record delivered and, strict, acknowledged. The
+// caller holds ss.mu.
+func groupDrained(sh *shard, name string, strict bool) bool {
 	s := sh.s
 	s.mu.Lock()
 	defer s.unlock()
@@ -115,13 +121,39 @@ func groupDone(sh *shard, name string, strict bool) bool {
 }
 
 // groupEligibleLocked lists the live shards whose records the group may
-// get now: those whose parents are done (groupDone).
+// get now: those whose parents are done (EXPIRED, or CLOSED, drained and
+// with their own parents done; see the comment at the top). One pass in
+// shard number order, as parents are numbered before their children,
+// decides it for every shard once; a shard is checked with groupDrained
+// only when its parents are done, and a done CLOSED shard is not listed,
+// as it has nothing to deliver. The caller holds ss.mu.
 func (ss *ShardedStream) groupEligibleLocked(name string, g *shardGroup) []*shard {
+	if len(ss.live) == 0 {
+		return nil
+	}
+	// done[sh.num-base] for the live shards, numbered from base; on the
+	// stack for up to 64 numbers.
+	base := ss.live[0].num
+	var buf [64]bool
+	var done []bool
+	if n := ss.live[len(ss.live)-1].num - base + 1; n <= len(buf) {
+		done = buf[:n]
+	} else {
+		done = make([]bool, n)
+	}
+	isDone := func(p *shard) bool {
+		return p == nil || p.state == ShardExpired || done[p.num-base]
+	}
 	var out []*shard
 	for _, sh := range ss.live {
-		if groupDone(sh.parent, name, g.strict) && groupDone(sh.adjacent, name, g.strict) {
-			out = append(out, sh)
+		if !isDone(sh.parent) || !isDone(sh.adjacent) {
+			continue
 		}
+		if sh.state == ShardClosed && groupDrained(sh, name, g.strict) {
+			done[sh.num-base] = true
+			continue
+		}
+		out = append(out, sh)
 	}
 	return out
 }
@@ -134,8 +166,9 @@ func (ss *ShardedStream) groupEligibleLocked(name string, g *shardGroup) []*shar
 // an Ack that frees a child shard, for args.Block (then it returns no
 // records and no error) or for ctx (then ctx.Err()). It holds no lock
 // while waiting. It fails with ErrNoGroup or ErrInvalidArgument (also for
-// args.Claim, which it does not support). Each call checks the parents of every live shard: O(live shards) plus O(log N)
-// per record.
+// args.Claim, which it does not support). Each call decides which shards
+// it may read in one pass over the live shards: O(live shards) plus
+// O(log N) per record.
 func (ss *ShardedStream) ReadGroup(ctx context.Context, group, consumer string, args ReadGroupArgs) (result []Record, err error) {
 	if err = ss.cfg.gate.write(); err != nil {
 		return

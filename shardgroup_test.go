@@ -318,15 +318,15 @@ func TestShardGroupConcurrent(t *testing.T) {
 					return
 				}
 				// StrictOrder: a shard's records come only once its
-				// parents have nothing pending, and nothing can become
+				// ancestors have nothing pending, and nothing can become
 				// pending in them again.
 				if len(rs) > 0 {
 					pend, err := ss.Pending("g")
 					assert.NoError(t, err)
-					parents := parentsOf(t, ss)
+					ancestors := ancestorsOf(t, ss)
 					for _, p := range pend {
 						for _, r := range rs {
-							assert.NotContains(t, parents[r.ShardID], p.ShardID, "record of %s delivered while its parent %s has pending records", r.ShardID, p.ShardID)
+							assert.NotContains(t, ancestors[r.ShardID], p.ShardID, "record of %s delivered while its ancestor %s has pending records", r.ShardID, p.ShardID)
 						}
 					}
 				}
@@ -381,13 +381,45 @@ func TestShardGroupAutoClaimDropsExpiredRecords(t *testing.T) {
 	assert.Empty(t, pend)
 }
 
-// parentsOf maps each listed shard to its parents.
-func parentsOf(t testing.TB, ss *ShardedStream) map[string][]string {
+// ancestorsOf maps each listed shard to its listed ancestors.
+func ancestorsOf(t testing.TB, ss *ShardedStream) map[string][]string {
 	out := map[string][]string{}
 	list, err := ss.ListShards(ShardFilter{})
 	assert.NoError(t, err)
-	for _, s := range list {
-		out[s.ShardID] = []string{s.ParentShardID, s.AdjacentParentShardID}
+	for _, s := range list { // by number: parents first
+		for _, p := range []string{s.ParentShardID, s.AdjacentParentShardID} {
+			if p != "" {
+				out[s.ShardID] = append(append(out[s.ShardID], p), out[p]...)
+			}
+		}
 	}
 	return out
+}
+
+// A StrictOrder group delivers a grandchild's records only after the
+// grandparent's are acknowledged, through a CLOSED child that never had
+// a record; but an EXPIRED grandparent holds back nothing, even when the
+// empty child between them is still CLOSED: the grandparent's pending
+// record goes with it.
+func TestShardGroupExpiredGrandparent(t *testing.T) {
+	clk := newTestClock(1_700_000_000_000)
+	ss := newSharded(t, 1, clk)
+	require.NoError(t, ss.CreateGroup("g", ShardGroupOptions{StrictOrder: true}))
+	old, err := ss.Put("k", PutArgs{ExplicitHashKey: "5"}, Fields("n", "0")...)
+	require.NoError(t, err)
+	require.NoError(t, ss.SplitShard(shardID(0), "1000")) // shard 1 owns 5
+	clk.advance(time.Hour)
+	require.NoError(t, ss.SplitShard(shardID(1), "100")) // shard 1 CLOSED with no record; shard 3 owns 5
+	r, err := ss.Put("k", PutArgs{ExplicitHashKey: "5"}, Fields("n", "1")...)
+	require.NoError(t, err)
+	require.Equal(t, shardID(3), r.ShardID)
+
+	got := readGroupAll(t, ss, "g", "c", 1)
+	assert.Equal(t, []ID{old.SequenceNumber}, recordSeqs(got), "the grandparent's record, left pending; the grandchild waits")
+	// Past the grandparent's retention, not yet past the child's close.
+	clk.advance(DefaultRetention - time.Hour + time.Millisecond)
+	got = readGroupAll(t, ss, "g", "c", 0)
+	assert.Equal(t, []ID{r.SequenceNumber}, recordSeqs(got))
+	assert.Equal(t, ShardExpired, shardByID(t, ss, shardID(0)).State)
+	assert.Equal(t, ShardClosed, shardByID(t, ss, shardID(1)).State)
 }

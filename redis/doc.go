@@ -199,9 +199,12 @@
 //
 //   - The sharded consumer groups: a Redis group of the same name on
 //     each shard's stream, listed in "xs:{name}:groups"; ReadGroup reads
-//     a child only once its parents are drained (delivered, and with
-//     StrictOrder acknowledged), checked on the parents' streams, so
-//     consumers on any engines share the group. ReadGroup delivers at
+//     a child only once its parents are done: EXPIRED, or drained
+//     (delivered, and with StrictOrder acknowledged) with their own
+//     parents done, so that a child waits for every ancestor, also
+//     through a CLOSED shard that never had a record. Drained is checked
+//     on the shards' streams, so consumers on any engines share the
+//     group. ReadGroup delivers at
 //     most Count records, starting at another shard each call. A blocked
 //     ReadGroup waits by blocking XREADs of 100 ms at most on its shards
 //     and the stream's events: a put or a reshard wakes it at once, an

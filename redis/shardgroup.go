@@ -16,9 +16,11 @@ import (
 // Redis consumer group of the same name on each shard's stream, made at
 // 0 when the group is created, and on a shard made later the first time a
 // ReadGroup may read it. A child shard is read only once each of its
-// parents is drained: CLOSED, with no entry after the group's last
-// delivered ID and, with StrictOrder, nothing pending. A drained shard
-// stays drained; the engine remembers it.
+// parents is done: EXPIRED, or drained (CLOSED, with no entry after the
+// group's last delivered ID and, with StrictOrder, nothing pending) with
+// its own parents done, so that an ancestor holds back every generation
+// below it, also through shards that never had a record. A done shard
+// stays done; the engine remembers it.
 
 // groupSlice is how long one blocking XREADGROUP of a blocked ReadGroup
 // waits at most: a reshard or an Ack that frees a child shard is seen
@@ -27,15 +29,15 @@ const groupSlice = 100 * time.Millisecond
 
 // groupState is what an engine remembers of a group.
 type groupState struct {
-	mu      sync.Mutex
-	made    map[int]bool // shards known to have the Redis group
-	drained map[int]bool
+	mu   sync.Mutex
+	made map[int]bool // shards known to have the Redis group
+	done map[int]bool // CLOSED shards known done (see groupEligible)
 }
 
 func (s *Sharded) groupsKey() string { return "xs:{" + s.name + "}:groups" }
 
 func (s *Sharded) groupState(name string) *groupState {
-	g, _ := s.groupStates.LoadOrStore(name, &groupState{made: map[int]bool{}, drained: map[int]bool{}})
+	g, _ := s.groupStates.LoadOrStore(name, &groupState{made: map[int]bool{}, done: map[int]bool{}})
 	return g.(*groupState)
 }
 
@@ -114,25 +116,10 @@ func (s *Sharded) makeGroups(ctx context.Context, name string, shards []int) err
 	return nil
 }
 
-// drained reports whether shard p (-1: none) no longer holds back its
-// children in group name.
-func (s *Sharded) drained(ctx context.Context, m *shardMap, name string, strict bool, p int) (bool, error) {
-	if p < 0 {
-		return true, nil
-	}
-	switch m.doc.Shards[p].State {
-	case xstream.ShardExpired:
-		return true, nil
-	case xstream.ShardOpen:
-		return false, nil
-	}
-	g := s.groupState(name)
-	g.mu.Lock()
-	done := g.drained[p]
-	g.mu.Unlock()
-	if done {
-		return true, nil
-	}
+// drained reports whether the CLOSED shard p has nothing left for group
+// name: no entry after the group's last delivered ID and, strict,
+// nothing pending. Three round trips at most.
+func (s *Sharded) drained(ctx context.Context, name string, strict bool, p int) (bool, error) {
 	if err := s.makeGroups(ctx, name, []int{p}); err != nil {
 		return false, err
 	}
@@ -149,35 +136,55 @@ func (s *Sharded) drained(ctx context.Context, m *shardMap, name string, strict 
 		}
 		after, _ := in.LastDeliveredID.Next()
 		rest, err := s.e.Range(ctx, s.streamKey(p), after.String(), "+", 1)
-		if err != nil || len(rest) > 0 {
-			return false, err
-		}
-		g.mu.Lock()
-		g.drained[p] = true
-		g.mu.Unlock()
-		return true, nil
+		return err == nil && len(rest) == 0, err
 	}
 	return false, nil
 }
 
-// groupEligible lists the live shards whose parents are drained.
+// groupEligible lists the live shards whose records group name may get
+// now: those whose parents are done (see the comment at the top). One
+// pass in shard number order, as parents are numbered before their
+// children, decides it for every shard once; a CLOSED shard is asked
+// about (drained) only when its parents are done and the engine does not
+// know it done already, and a done CLOSED shard is not listed, as it has
+// nothing to deliver. A done shard stays done (nothing becomes pending
+// again in a CLOSED shard whose records were all delivered), so the
+// engine remembers it.
 func (s *Sharded) groupEligible(ctx context.Context, m *shardMap, name string, strict bool) ([]int, error) {
+	g := s.groupState(name)
+	done := make([]bool, len(m.doc.Shards))
+	isDone := func(p int) bool { return p < 0 || done[p] }
 	var out []int
 	for n, sh := range m.doc.Shards {
 		if sh.State == xstream.ShardExpired {
+			done[n] = true
 			continue
 		}
-		a, err := s.drained(ctx, m, name, strict, sh.Parent)
-		if err != nil {
-			return nil, err
+		if !isDone(sh.Parent) || !isDone(sh.Adjacent) {
+			continue
 		}
-		b, err := s.drained(ctx, m, name, strict, sh.Adjacent)
-		if err != nil {
-			return nil, err
+		if sh.State == xstream.ShardClosed {
+			g.mu.Lock()
+			known := g.done[n]
+			g.mu.Unlock()
+			if !known {
+				d, err := s.drained(ctx, name, strict, n)
+				if err != nil {
+					return nil, err
+				}
+				if d {
+					g.mu.Lock()
+					g.done[n] = true
+					g.mu.Unlock()
+				}
+				known = d
+			}
+			if known {
+				done[n] = true
+				continue
+			}
 		}
-		if a && b {
-			out = append(out, n)
-		}
+		out = append(out, n)
 	}
 	return out, nil
 }

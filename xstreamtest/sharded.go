@@ -34,8 +34,10 @@ type ShardedFactory func(t *testing.T, args xstream.ShardedArgs) ShardedTarget
 // facts that any implementation must match (the shards of a new stream,
 // routing by MD5, the IDs, parents and ranges of splits and merges, the
 // errors of bad reshards, iterators and GetRecords with child shards at a
-// shard's end, the parent-before-child reader with checkpoints, and the
-// sharded consumer groups). Every case runs on sharded streams of its
+// shard's end, the parent-before-child reader with checkpoints, the
+// sharded consumer groups, and per-key order through groups and reader
+// across reshard trees with empty shards between generations, as
+// RunShardOrder checks it). Every case runs on sharded streams of its
 // own from newStream.
 func RunSharded(t *testing.T, newStream ShardedFactory) {
 	t.Helper()
@@ -478,6 +480,8 @@ var shardedCases = []shardedCase{
 		_, err = e.Pending(t.ctx, "nope")
 		require.ErrorIs(t, err, xstream.ErrNoGroup)
 	}},
+	{"GroupsEmptyIntermediate", emptyIntermediate},
+	{"OrderAcrossGenerations", func(t *ST) { shardOrder(t, 1, 300) }},
 	{"Retention", func(t *ST) {
 		e := t.stream(1)
 		d, err := e.Retention(t.ctx)
