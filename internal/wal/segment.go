@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync/atomic"
 )
 
 // filePerm is the permission of every file this package creates: the
@@ -64,7 +65,7 @@ type Segment struct {
 	dir   string
 	err   error // set by a failure that leaves the file in doubt; every later call returns it
 
-	faults *Faults // failures injected by tests (SetFaults); nil otherwise
+	faults atomic.Pointer[Faults] // failures injected by tests (SetFaults); nil otherwise
 }
 
 // Faults makes a segment's writes and syncs fail as a failing disk's do,
@@ -80,9 +81,9 @@ type Faults struct {
 }
 
 // SetFaults injects f's failures into the segment's later writes and
-// syncs (nil: none). Tests only; not safe to call while the segment is
+// syncs (nil: none). Tests only; safe to call while the segment is
 // written.
-func (s *Segment) SetFaults(f *Faults) { s.faults = f }
+func (s *Segment) SetFaults(f *Faults) { s.faults.Store(f) }
 
 // CreateSegment creates the log segment dir/SegmentName(base), which must
 // not exist, writes its header and syncs the file and dir, so the new
@@ -186,8 +187,8 @@ func (s *Segment) Write(p []byte) (int, error) {
 	}
 	var n int
 	var err error
-	if s.faults != nil && s.faults.Write != nil {
-		if k, ferr := s.faults.Write(len(p)); ferr != nil {
+	if f := s.faults.Load(); f != nil && f.Write != nil {
+		if k, ferr := f.Write(len(p)); ferr != nil {
 			n, err = s.f.WriteAt(p[:min(max(k, 0), len(p))], s.size)
 			if err == nil {
 				err = &os.PathError{Op: "write", Path: s.path, Err: ferr}
@@ -265,8 +266,8 @@ func (s *Segment) Sync() error {
 		return s.err
 	}
 	err := datasync(s.f)
-	if err == nil && s.faults != nil && s.faults.Sync != nil {
-		if ferr := s.faults.Sync(); ferr != nil {
+	if f := s.faults.Load(); err == nil && f != nil && f.Sync != nil {
+		if ferr := f.Sync(); ferr != nil {
 			err = &os.PathError{Op: "fdatasync", Path: s.path, Err: ferr}
 		}
 	}
