@@ -72,8 +72,8 @@ const lastK = 16
 
 // TestLogCutAnywhere cuts the last log segment inside its last records
 // and the sync mark Close left after them: Open must succeed with exactly
-// the records wholly before the cut, cut the file there, hold the
-// invariants, reopen, and take new records. After a
+// the records wholly before the cut, cut the file there, report the cut
+// (LogCuts), hold the invariants, reopen, and take new records. After a
 // snapshot it cuts at every byte offset of the last lastK records (every
 // third with -short); in a DB with no snapshot, at the start, the second
 // byte and the middle of each record of the tail (25 records of 26 kinds
@@ -123,8 +123,10 @@ func TestLogCutAnywhere(t *testing.T) {
 				require.NoError(t, err)
 				if off == len(seg) {
 					require.Equal(t, int64(off), fi.Size(), "%s: the segment is cut", msg)
+					requireCuts(t, db, nil, msg)
 				} else {
 					require.Equal(t, int64(start), fi.Size(), "%s: the segment is not cut at the end of the last whole record", msg)
+					requireCuts(t, db, cutOf(segPath, seg[:off], start), msg)
 				}
 
 				// A cut at a record boundary or just past one: the DB
@@ -152,13 +154,13 @@ func TestLogCutAnywhere(t *testing.T) {
 // with no snapshot one bit of each byte of the last lastK records and two
 // of each byte of their frame headers; after a snapshot, one bit of every
 // fourth byte of the tail (25 records of 26 kinds of calls). A flipped bit
-// in the mark is a torn tail: Open succeeds with every record. Anywhere
-// else valid records or the mark follow, and Open
+// in the mark is a torn tail: Open succeeds with every record and reports
+// the cut. Anywhere else valid records or the mark follow, and Open
 // refuses with ErrCorrupt naming the file and the offset of the damaged
 // record, changing nothing on disk; a header bit is ErrNotDB. Without the
 // mark (lost in a crash of the machine, or never written), a flipped bit
 // in the last record is a torn tail too: Open succeeds with the records
-// before it. Never a panic, never another state.
+// before it and reports the cut. Never a panic, never another state.
 func TestLogBitFlips(t *testing.T) {
 	for i, v := range historyVariants(t) {
 		t.Run(v.name, func(t *testing.T) {
@@ -186,11 +188,14 @@ func TestLogBitFlips(t *testing.T) {
 				records := base - 1 + uint64(rec)
 				if off >= wal.HeaderSize && rec == len(ends)-1 && len(seg) == lastEnd || rec == len(ends) {
 					// The last record with no mark after it, or the
-					// mark: a torn tail, cut off.
+					// mark: a torn tail, cut off and reported.
 					db, err := h.openAt(t, dir, records)
 					require.NoError(t, err, msg)
 					require.Equal(t, h.dumps[records], dumpState(t, db), msg)
 					checkAllStreams(t, db)
+					bad := bytes.Clone(seg)
+					bad[off] = damaged[0]
+					requireCuts(t, db, cutOf(segPath, bad, start), msg)
 					require.NoError(t, db.Close())
 					opened++
 					return
@@ -234,6 +239,30 @@ func TestLogBitFlips(t *testing.T) {
 			require.NotZero(t, opened)
 		})
 	}
+}
+
+// cutOf returns the cut Open reports when the last segment, at path,
+// holds seg and its last whole record ends at end: none when nothing but
+// zeros follows, else one of the bytes after end up to the last non-zero
+// one.
+func cutOf(path string, seg []byte, end int) []LogCut {
+	n := len(bytes.TrimRight(seg[end:], "\x00"))
+	if n == 0 {
+		return nil
+	}
+	return []LogCut{{File: path, Offset: int64(end), Bytes: int64(n)}}
+}
+
+// requireCuts checks that db reports the cuts want, whatever their
+// reasons, which must be given.
+func requireCuts(t testing.TB, db *DB, want []LogCut, msg string) {
+	t.Helper()
+	got := db.LogCuts()
+	for i := range got {
+		require.NotEmpty(t, got[i].Reason, msg)
+		got[i].Reason = ""
+	}
+	require.Equal(t, want, got, msg)
 }
 
 // writeAt writes b at offset off of the file at path.
