@@ -70,13 +70,14 @@ func recordAt(ends []int, off int) (rec, start int) {
 // every byte.
 const lastK = 16
 
-// TestLogCutAnywhere cuts the last log segment inside its last records:
-// Open must succeed with exactly the records wholly before the cut, cut
-// the file there, hold the invariants, reopen, and take new records.
-// After a snapshot it cuts at every byte offset of the last lastK records
-// (every third with -short); in a DB with no snapshot, at the start, the
-// second byte and the middle of each record of the tail (25 records of
-// 26 kinds of calls).
+// TestLogCutAnywhere cuts the last log segment inside its last records
+// and the sync mark Close left after them: Open must succeed with exactly
+// the records wholly before the cut, cut the file there, report the cut
+// (LogCuts), hold the invariants, reopen, and take new records. After a
+// snapshot it cuts at every byte offset of the last lastK records (every
+// third with -short); in a DB with no snapshot, at the start, the second
+// byte and the middle of each record of the tail (25 records of 26 kinds
+// of calls).
 func TestLogCutAnywhere(t *testing.T) {
 	for i, v := range historyVariants(t) {
 		t.Run(v.name, func(t *testing.T) {
@@ -120,7 +121,13 @@ func TestLogCutAnywhere(t *testing.T) {
 				require.Equal(t, base+uint64(n), db.dur.j.next, "%s: the next LSN", msg)
 				fi, err := os.Stat(segPath)
 				require.NoError(t, err)
-				require.Equal(t, int64(start), fi.Size(), "%s: the segment is not cut at the end of the last whole record", msg)
+				if off == len(seg) {
+					require.Equal(t, int64(off), fi.Size(), "%s: the segment is cut", msg)
+					requireCuts(t, db, nil, msg)
+				} else {
+					require.Equal(t, int64(start), fi.Size(), "%s: the segment is not cut at the end of the last whole record", msg)
+					requireCuts(t, db, cutOf(segPath, seg[:off], start), msg)
+				}
 
 				// A cut at a record boundary or just past one: the DB
 				// takes new records and keeps them.
@@ -142,15 +149,18 @@ func TestLogCutAnywhere(t *testing.T) {
 	}
 }
 
-// TestLogBitFlips flips bits of the last records of the last segment and
-// of its file header: in a DB with no snapshot one bit of each byte of
-// the last lastK records and two of each byte of their frame headers;
-// after a snapshot, one bit of every fourth byte of the tail (25 records
-// of 26 kinds of calls). A flipped bit in the last record is a torn tail:
-// Open succeeds with the records before it. Anywhere else valid records
-// follow, and Open refuses with ErrCorrupt naming the file and the offset
-// of the damaged record, changing nothing on disk; a header bit is
-// ErrNotDB. Never a panic, never another state.
+// TestLogBitFlips flips bits of the last records of the last segment, of
+// the sync mark Close left after them, and of its file header: in a DB
+// with no snapshot one bit of each byte of the last lastK records and two
+// of each byte of their frame headers; after a snapshot, one bit of every
+// fourth byte of the tail (25 records of 26 kinds of calls). A flipped bit
+// in the mark is a torn tail: Open succeeds with every record and reports
+// the cut. Anywhere else valid records or the mark follow, and Open
+// refuses with ErrCorrupt naming the file and the offset of the damaged
+// record, changing nothing on disk; a header bit is ErrNotDB. Without the
+// mark (lost in a crash of the machine, or never written), a flipped bit
+// in the last record is a torn tail too: Open succeeds with the records
+// before it and reports the cut. Never a panic, never another state.
 func TestLogBitFlips(t *testing.T) {
 	for i, v := range historyVariants(t) {
 		t.Run(v.name, func(t *testing.T) {
@@ -163,25 +173,30 @@ func TestLogBitFlips(t *testing.T) {
 			segPath := filepath.Join(dir, segName)
 			lastClock := WithClock(newTestClock(h.times[h.marks[len(h.marks)-1]]).now)
 			var opened, refused int
-			flip := func(off, bit int) {
-				// Damage the byte in place; put it back afterwards.
+			lastEnd := ends[len(ends)-1]
+			require.Equal(t, lastEnd+wal.MarkSize, len(seg), "Close left no sync mark")
+			flip := func(seg []byte, off, bit int) {
+				// Write the segment, then damage the byte in place.
+				require.NoError(t, os.WriteFile(segPath, seg, 0o600))
 				damaged := []byte{seg[off] ^ 1<<bit}
 				writeAt(t, segPath, damaged, off)
-				defer writeAt(t, segPath, seg[off:off+1], off)
 				rec, start := recordAt(ends, off)
 				msg := fmt.Sprintf("bit %d of byte %d (record %d %q)", bit, off, base+uint64(rec), h.kinds[base+uint64(rec)])
 				if off < wal.HeaderSize {
 					msg = fmt.Sprintf("bit %d of header byte %d", bit, off)
 				}
 				records := base - 1 + uint64(rec)
-				if off >= wal.HeaderSize && rec == len(ends)-1 {
-					// The last record: a torn tail, cut off.
+				if off >= wal.HeaderSize && rec == len(ends)-1 && len(seg) == lastEnd || rec == len(ends) {
+					// The last record with no mark after it, or the
+					// mark: a torn tail, cut off and reported.
 					db, err := h.openAt(t, dir, records)
 					require.NoError(t, err, msg)
 					require.Equal(t, h.dumps[records], dumpState(t, db), msg)
 					checkAllStreams(t, db)
+					bad := bytes.Clone(seg)
+					bad[off] = damaged[0]
+					requireCuts(t, db, cutOf(segPath, bad, start), msg)
 					require.NoError(t, db.Close())
-					require.NoError(t, os.WriteFile(segPath, seg, 0o600))
 					opened++
 					return
 				}
@@ -202,7 +217,7 @@ func TestLogBitFlips(t *testing.T) {
 				refused++
 			}
 			for off := range wal.HeaderSize {
-				flip(off, off%8)
+				flip(seg, off, off%8)
 			}
 			every := 1
 			if i == 0 {
@@ -211,15 +226,43 @@ func TestLogBitFlips(t *testing.T) {
 				every = 4
 			}
 			for off := from; off < len(seg); off += every {
-				flip(off, off%8)
-				if _, start := recordAt(ends, off); off-start < wal.FrameHeaderSize {
-					flip(off, (off+3)%8)
+				flip(seg, off, off%8)
+				if _, start := recordAt(ends, off); off-start < wal.FrameHeaderSize && off < lastEnd {
+					flip(seg, off, (off+3)%8)
 				}
 			}
-			t.Logf("%d flips opened with the records before the last, %d refused", opened, refused)
+			// Without the mark.
+			for off := ends[len(ends)-2]; off < lastEnd; off++ {
+				flip(seg[:lastEnd], off, off%8)
+			}
+			t.Logf("%d flips opened with the records before the damage, %d refused", opened, refused)
 			require.NotZero(t, opened)
 		})
 	}
+}
+
+// cutOf returns the cut Open reports when the last segment, at path,
+// holds seg and its last whole record ends at end: none when nothing but
+// zeros follows, else one of the bytes after end up to the last non-zero
+// one.
+func cutOf(path string, seg []byte, end int) []LogCut {
+	n := len(bytes.TrimRight(seg[end:], "\x00"))
+	if n == 0 {
+		return nil
+	}
+	return []LogCut{{File: path, Offset: int64(end), Bytes: int64(n)}}
+}
+
+// requireCuts checks that db reports the cuts want, whatever their
+// reasons, which must be given.
+func requireCuts(t testing.TB, db *DB, want []LogCut, msg string) {
+	t.Helper()
+	got := db.LogCuts()
+	for i := range got {
+		require.NotEmpty(t, got[i].Reason, msg)
+		got[i].Reason = ""
+	}
+	require.Equal(t, want, got, msg)
 }
 
 // writeAt writes b at offset off of the file at path.

@@ -75,6 +75,8 @@ type durable struct {
 	bgMu     sync.Mutex // orders starting background snapshots with Close
 	bgClosed bool
 	bg       sync.WaitGroup
+
+	cuts []LogCut // what Open dropped from the log (logcut.go)
 }
 
 // newLog returns the log of a new object of the DB.
@@ -85,10 +87,16 @@ func (d *durable) newLog() *objLog {
 // Open opens the durable DB kept in dir, creating dir and an empty DB when
 // there is none (unless WithMustExist). It loads the last snapshot and
 // replays the log after it, so the DB holds every change that reached the
-// log; a record cut short by a crash at the end of the log is dropped.
-// The options apply as to NewDB, and WithSync, WithMustExist,
-// WithTruncateCorrupt and WithAutoSnapshot choose how the DB is kept.
-// Until Close, no other process (nor this one) can open dir.
+// log. Bytes at the end of the log that are not a whole record, as a
+// crash in the middle of a write leaves them, are cut off, and LogCuts
+// says what was cut: log it. A damaged record known to have been on disk
+// is refused instead, as ErrCorrupt: one followed by valid records, or by
+// the mark the log writes after each fdatasync (and at Close). Damage to
+// records written after the last fdatasync, or to the last ones when a
+// crash of the machine lost their mark, cannot be told from a torn write:
+// it is cut and reported. The options apply as to NewDB, and WithSync,
+// WithMustExist, WithTruncateCorrupt and WithAutoSnapshot choose how the
+// DB is kept. Until Close, no other process (nor this one) can open dir.
 //
 // Open fails, changing nothing on disk, with ErrDBNotFound (no DB in dir,
 // WithMustExist), ErrLocked (dir is open elsewhere), ErrNotDB (dir holds

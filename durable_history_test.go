@@ -161,12 +161,18 @@ func (h *history) copyTo(t testing.TB, dir string, replace map[string][]byte) st
 }
 
 // frameEnds returns the offsets just past each whole valid frame of a log
-// segment's bytes, in order: ends[i] is the end of record base+i.
+// segment's bytes, in order: ends[i] is the end of record base+i. The
+// segment may end with a sync mark, as Close leaves one.
 func frameEnds(t testing.TB, seg []byte) []int {
 	t.Helper()
+	h, err := wal.ParseHeader(seg, wal.KindLog)
+	require.NoError(t, err)
 	var ends []int
 	off := wal.HeaderSize
 	for off < len(seg) {
+		if len(seg)-off == wal.MarkSize && wal.IsMark(seg[off:], int64(off), h.Base) {
+			break
+		}
 		_, n, err := wal.DecodeFrame(seg[off:])
 		require.NoError(t, err, "frame at %d", off)
 		off += n

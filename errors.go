@@ -109,8 +109,9 @@ var (
 	ErrVersion = errors.New("written by a newer xstream")
 
 	// ErrCorrupt reports damaged data in a DB's files: a record whose
-	// checksum is wrong with valid records after it, a record that does
-	// not decode, or a truncated snapshot. The message names the file and
+	// checksum is wrong with valid records after it (or the mark the log
+	// writes after each fdatasync, see Open), a record that does not
+	// decode, or a truncated snapshot. The message names the file and
 	// the offset. WithTruncateCorrupt opens such a log anyway.
 	ErrCorrupt = errors.New("corrupt DB file")
 

@@ -61,7 +61,8 @@ func (r *replayer) corrupt(format string, args ...any) error {
 // a torn tail off the last one, and returns the segment to go on writing
 // in, the LSN of the next record and the bytes of log since the snapshot.
 // With truncate it keeps the records before a corrupt one (see
-// WithTruncateCorrupt), updating m.
+// WithTruncateCorrupt), updating m. It records in r.db.dur.cuts what it
+// drops (logcut.go).
 func (r *replayer) recover(dir string, m *wal.Manifest, truncate bool) (*wal.Segment, uint64, int64, error) {
 	if len(m.Logs) == 0 {
 		return nil, 0, 0, errorf(ErrNotDB, "%s: the manifest lists no log", dir)
@@ -99,9 +100,14 @@ func (r *replayer) recover(dir string, m *wal.Manifest, truncate bool) (*wal.Seg
 			err = errorf(ErrCorrupt, "%s is cut short at offset %d, yet a log follows it", path, res.End)
 		}
 		if (errors.Is(err, wal.ErrCorrupt) || errors.Is(err, ErrCorrupt)) && truncate && (res.Tail == wal.TailCorrupt || res.Tail == wal.TailTorn) {
-			if err = moveTailAside(path, res.End); err == nil {
+			if err = moveTailAside(path, cutFrom(res)); err == nil {
+				r.cutTail(path, cutFrom(res), res, path+".corrupt")
 				for _, later := range m.Logs[i+1:] {
-					if err = os.Rename(filepath.Join(dir, later), filepath.Join(dir, later+".corrupt")); err != nil {
+					from := filepath.Join(dir, later)
+					if err = r.cutSegment(from, from+".corrupt"); err != nil {
+						break
+					}
+					if err = os.Rename(from, from+".corrupt"); err != nil {
 						break
 					}
 				}
@@ -109,7 +115,7 @@ func (r *replayer) recover(dir string, m *wal.Manifest, truncate bool) (*wal.Seg
 				if err == nil {
 					err = wal.WriteManifest(dir, *m)
 				}
-				res.Tail, last = wal.TailTorn, true
+				res.Tail, res.Cut, last = wal.TailTorn, 0, true
 			}
 		}
 		if err != nil {
@@ -118,6 +124,9 @@ func (r *replayer) recover(dir string, m *wal.Manifest, truncate bool) (*wal.Seg
 		next = base + uint64(res.Records)
 		logSize += res.End - wal.HeaderSize
 		if last {
+			if res.Tail == wal.TailTorn && res.Cut > 0 {
+				r.cutTail(path, cutFrom(res), res, "")
+			}
 			seg, err := wal.OpenSegmentForAppend(path, res.End)
 			if err != nil {
 				return nil, 0, 0, mapWalErr(err)

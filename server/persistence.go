@@ -529,6 +529,7 @@ func (c *conn) writePersistenceInfo(b *strings.Builder) {
 		f("aof_buffer_length", 0)
 		f("aof_pending_bio_fsync", 0)
 		f("aof_delayed_fsync", 0)
+		f("aof_last_load_truncated_bytes", s.cutBytes()) // not Redis's: logcut.go
 	}
 }
 

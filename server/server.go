@@ -60,7 +60,8 @@ type Options struct {
 	// runs (see maxmemory.go). 0 means no limit.
 	MaxMemory int64
 	// Logger receives the server's log records: a limit lowered at start,
-	// accept errors. nil means slog.Default().
+	// the end of a log cut off at start (logcut.go), accept errors. nil
+	// means slog.Default().
 	Logger *slog.Logger
 	// Clock, when not nil, is the clock of the streams (auto IDs, idle
 	// times, retention); by default the wall clock. Server.SetTime and
@@ -316,6 +317,7 @@ func (s *Server) openDBs() error {
 			}
 			return fmt.Errorf("xstream server: database %d (%s): %w", i, dir, err)
 		}
+		s.logCuts(i, db)
 		s.mu.Lock() // for DB
 		s.dbs[i].Store(db)
 		entries, bytes := s.nodeEntries, s.nodeBytes

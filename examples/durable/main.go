@@ -69,6 +69,9 @@ func main() {
 		log.Fatal(err)
 	}
 	defer db.Close()
+	for _, c := range db.LogCuts() {
+		log.Print(c) // the end of a write the kill cut short, if any
+	}
 	s := db.Stream("orders")
 	fmt.Printf("after recovery the stream holds %d entries\n", s.Len())
 	missing := 0

@@ -56,6 +56,15 @@
 // available. See ScanSegment for the cost and the cases the rule
 // misjudges.
 //
+// After each successful sync the writer puts a 16-byte sync mark after
+// the last record ("SYNC", its own offset, a CRC-32C that also covers the
+// segment's base), which the next batch overwrites; Close leaves one at
+// the end of the newest segment. A mark after bad bytes shows they had
+// been synced, so a crash did not make them: ScanSegment refuses them as
+// corruption even at the end of the log. A reader without marks takes a
+// mark at the end for a torn tail and cuts it, losing nothing. See
+// mark.go.
+//
 // # Snapshots
 //
 // A snapshot (or a backup, written to any io.Writer) is the header, the

@@ -25,6 +25,8 @@ func FuzzDecodeFrames(f *testing.F) {
 	f.Add(damaged)
 	f.Add(AppendFrame(nil, nil))
 	f.Add([]byte{})
+	f.Add(appendMark(bytes.Clone(body), int64(len(seg)), 1))
+	f.Add(appendMark(bytes.Clone(damaged), int64(len(seg)), 1))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		if len(body) > 512 {
 			return // the slow search below costs the square of the size
@@ -65,9 +67,26 @@ func FuzzDecodeFrames(f *testing.F) {
 		default:
 			t.Fatalf("tail %d", s.tail)
 		}
+		// Sync marks turn a torn tail into a corrupt or a clean one.
+		want := s.tail
+		if want == TailTorn {
+			switch {
+			case markAfter(data, s.end, 1) >= 0:
+				want = TailCorrupt
+			case IsMark(data[s.end:], int64(s.end), 1) && len(bytes.Trim(data[s.end+MarkSize:], "\x00")) == 0:
+				want = TailClean
+			}
+		}
 		res, err := scanSegmentData(data, "f", func([]byte) error { return nil })
-		if (err != nil) != (s.tail == TailCorrupt) || res.End != int64(s.end) || res.Tail != s.tail {
+		if (err != nil) != (want == TailCorrupt) || res.End != int64(s.end) || res.Tail != want {
 			t.Fatalf("scanSegmentData: %+v, %v", res, err)
+		}
+		from := s.end
+		if res.Marked {
+			from += MarkSize
+		}
+		if res.Tail == TailTorn && res.Cut != int64(len(bytes.TrimRight(data[from:], "\x00"))) {
+			t.Fatalf("scanSegmentData: cut %d of a tail of %d bytes", res.Cut, len(data)-s.end)
 		}
 	})
 }

@@ -3,6 +3,7 @@ package wal
 import (
 	"encoding/binary"
 	"os"
+	"strconv"
 )
 
 // Tail classifies what follows the last valid record of a log segment.
@@ -14,14 +15,17 @@ const (
 	// of the callback, before it reached the end.
 	TailUnknown Tail = iota
 	// TailClean: every byte after the header is part of a whole, valid
-	// frame.
+	// frame, or, after the last one, of a valid sync mark (mark.go)
+	// followed by nothing but zeros.
 	TailClean
 	// TailTorn: the bytes from ScanResult.End to the end of the file are
-	// not a valid frame and hold none; this is what a crash in the middle
-	// of a write leaves, and the caller cuts the file at End.
+	// not a valid frame and hold none, nor a sync mark after End; this is
+	// what a crash in the middle of a write leaves, and the caller cuts
+	// the file at End.
 	TailTorn
-	// TailCorrupt: a frame at End is bad and a valid frame follows it
-	// somewhere; ScanSegment returns a *CorruptError.
+	// TailCorrupt: a frame at End is bad and a valid frame, or a valid
+	// sync mark, follows it somewhere; ScanSegment returns a
+	// *CorruptError.
 	TailCorrupt
 )
 
@@ -45,6 +49,19 @@ type ScanResult struct {
 	End     int64 // the offset just past the last of them: where valid data ends
 	Size    int64 // the size of the file
 	Tail    Tail
+	// Marked says that a valid sync mark (mark.go) starts at End, which
+	// OpenSegmentForAppend keeps.
+	Marked bool
+	// Reason says why the bytes at End, or after the sync mark there,
+	// are not a record, when Tail is TailTorn or TailCorrupt.
+	Reason FrameReason
+	// Cut is, when Tail is TailTorn or TailCorrupt, the bytes after End
+	// (after the sync mark there, if Marked) up to the last non-zero byte
+	// of the file: what cutting the file at End drops, without the zeros
+	// after it (space written ahead of the records, see
+	// Segment.Preallocate). 0 for a torn tail of nothing but zeros:
+	// nothing that could have been a record.
+	Cut int64
 }
 
 // ScanSegment reads the log segment at path and calls fn with the payload
@@ -73,6 +90,17 @@ type ScanResult struct {
 // records before O, and a caller may choose to keep that prefix and drop
 // the rest.
 //
+// Sync marks (mark.go) refine the rule. A valid mark anywhere after O
+// shows that the bytes at O had been synced when it was written: a crash
+// cannot have damaged them, so that too is a *CorruptError, whatever
+// follows. A valid mark at O itself followed by nothing but zeros is the
+// clean end of a segment that was synced (Tail TailClean, End O); one
+// followed by other bytes, a torn write after a sync. Where no mark
+// follows O, O may be a torn write or damage to records that were synced
+// before a crash of the machine lost their mark: the format cannot tell,
+// and it is judged a torn tail. ScanResult.Cut then says how many bytes,
+// zeros at the end aside, the cut drops.
+//
 // The rule assumes that what a crash leaves after the last whole record
 // holds no well-formed frame: zeros, a cut record, bytes never written.
 // It judges a torn tail as corruption in two cases: when a record's
@@ -80,7 +108,8 @@ type ScanResult struct {
 // carrying a copy of a log segment, say) and the cut falls after it; and
 // when the file system, after a crash, kept a later part of an unsynced
 // write but not an earlier one. Both are reported with the prefix
-// available as above. For the same reason a segment file must never be
+// available as above, and so would be a torn record whose payload holds a
+// sync mark valid for the very segment and offset where it landed. For the same reason a segment file must never be
 // recycled, or preallocated with anything but zeros: its old frames would
 // read as valid records after the end.
 //
@@ -95,7 +124,9 @@ type ScanResult struct {
 // over precomputed checksums of the tail (one more pass over it, and a
 // sixteenth of its size in memory). A tail crafted so that every offset
 // claims a payload that fits costs up to about 200 ns a byte: seconds for
-// tens of MiB, never the square of the size.
+// tens of MiB, never the square of the size. The search for a sync mark
+// is one more pass over the tail, which finds the mark's first bytes with
+// bytes.Index.
 func ScanSegment(path string, fn func(payload []byte) error) (ScanResult, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -117,12 +148,30 @@ func scanSegmentData(data []byte, path string, fn func(payload []byte) error) (S
 		fnErr = fn(payload)
 		return fnErr == nil
 	})
-	res.Records, res.End, res.Tail = r.records, int64(r.end), r.tail
-	switch {
-	case fnErr != nil:
+	res.Records, res.End, res.Tail, res.Reason = r.records, int64(r.end), r.tail, r.reason
+	if fnErr != nil || r.tail == TailClean {
 		return res, fnErr
-	case r.tail == TailCorrupt:
-		return res, &CorruptError{Kind: KindLog, Path: path, Offset: res.End, Reason: r.reason.String() + " (valid records follow)"}
+	}
+	base := res.Header.Base
+	from := r.end // where the bytes to cut start
+	if IsMark(data[from:], int64(from), base) {
+		res.Marked = true
+		from += MarkSize
+		_, _, res.Reason = decodeFrame(data[from:])
+	}
+	why := "valid records follow"
+	if r.tail == TailTorn {
+		if p := markAfter(data, r.end, base); p >= 0 {
+			res.Tail = TailCorrupt
+			why = "the sync mark at offset " + strconv.Itoa(p) + " shows it was on disk"
+		} else if res.Marked && dataEnd(data, from) == from {
+			res.Tail, res.Reason = TailClean, 0
+			return res, nil
+		}
+	}
+	res.Cut = int64(dataEnd(data, from) - from)
+	if res.Tail == TailCorrupt {
+		return res, &CorruptError{Kind: KindLog, Path: path, Offset: res.End, Reason: r.reason.String() + " (" + why + ")"}
 	}
 	return res, nil
 }

@@ -64,6 +64,11 @@ type Segment struct {
 	alloc int64 // the file's size: size, plus zeros written by Preallocate
 	dir   string
 	err   error // set by a failure that leaves the file in doubt; every later call returns it
+	// marked: a sync mark (mark.go) may follow the bytes written, within
+	// alloc; set by Sync (and by OpenSegmentForAppend keeping one), reset
+	// by the Write that overwrites it.
+	marked bool
+	mark   [MarkSize + 4]byte // room for the last sync mark, so that writing it does not allocate (appendMark)
 
 	faults atomic.Pointer[Faults] // failures injected by tests (SetFaults); nil otherwise
 }
@@ -132,9 +137,10 @@ func (s *Segment) SyncCreated() error {
 // OpenSegmentForAppend opens the existing log segment at path for
 // appending, first cutting it to size bytes, as ScanSegment's
 // ScanResult.End says after a torn tail; the cut is synced before it
-// returns. size must be at least HeaderSize and at most the file's size
-// (an error wrapping os.ErrInvalid otherwise); a bad header is ErrNotOurs
-// or ErrVersion.
+// returns. A valid sync mark at size is kept (the cut is just after it),
+// so that the records before it stay known as synced. size must be at
+// least HeaderSize and at most the file's size (an error wrapping
+// os.ErrInvalid otherwise); a bad header is ErrNotOurs or ErrVersion.
 func OpenSegmentForAppend(path string, size int64) (*Segment, error) {
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {
@@ -165,46 +171,61 @@ func openSegment(f *os.File, path string, size int64) (*Segment, error) {
 	if size < HeaderSize || size > fi.Size() {
 		return nil, fmt.Errorf("xstream: %s: cannot cut a segment of %d bytes to %d bytes: %w", path, fi.Size(), size, os.ErrInvalid)
 	}
-	if size < fi.Size() {
-		if err := f.Truncate(size); err != nil {
+	keep := size
+	var m [MarkSize]byte
+	if n, _ := f.ReadAt(m[:], size); n == MarkSize && IsMark(m[:], size, h.Base) {
+		keep += MarkSize
+	}
+	if keep < fi.Size() {
+		if err := f.Truncate(keep); err != nil {
 			return nil, err
 		}
 		if err := f.Sync(); err != nil {
 			return nil, err
 		}
 	}
-	return &Segment{f: f, path: path, base: h.Base, size: size, alloc: size, dir: filepath.Dir(path)}, nil
+	return &Segment{f: f, path: path, base: h.Base, size: size, alloc: keep, dir: filepath.Dir(path), marked: keep > size}, nil
 }
 
 // Write appends p, which should be whole frames (see AppendFrame and
 // BeginFrame), with one write system call and no buffering. If the write
 // fails the segment is cut back to its size before the call, so a later
 // Write does not follow a partial frame; if even that fails, the segment
-// refuses every later Write and Sync.
+// refuses every later Write and Sync. It writes over the sync mark that
+// the last Sync wrote, all of it: p shorter than MarkSize is written
+// followed by zeros.
 func (s *Segment) Write(p []byte) (int, error) {
 	if s.err != nil {
 		return 0, s.err
+	}
+	w := p
+	if s.marked && len(p) < MarkSize {
+		w = s.mark[:MarkSize] // a part of the mark left after p would read as a torn record
+		clear(w[copy(w, p):])
 	}
 	var n int
 	var err error
 	if f := s.faults.Load(); f != nil && f.Write != nil {
 		if k, ferr := f.Write(len(p)); ferr != nil {
-			n, err = s.f.WriteAt(p[:min(max(k, 0), len(p))], s.size)
+			n, err = s.f.WriteAt(w[:min(max(k, 0), len(p))], s.size)
 			if err == nil {
 				err = &os.PathError{Op: "write", Path: s.path, Err: ferr}
 			}
 		} else {
-			n, err = s.f.WriteAt(p, s.size)
+			n, err = s.f.WriteAt(w, s.size)
 		}
 	} else {
-		n, err = s.f.WriteAt(p, s.size)
+		n, err = s.f.WriteAt(w, s.size)
 	}
 	if err == nil {
+		n = len(p)
+		s.marked = false
 		s.size += int64(n)
 		s.alloc = max(s.alloc, s.size)
 		return n, nil
 	}
 	if n > 0 {
+		s.marked = false
 		if terr := s.f.Truncate(s.size); terr != nil {
 			s.err = fmt.Errorf("xstream: %s: cutting a failed write back: %w (write: %v)", s.path, terr, err)
 			return 0, s.err
@@ -260,7 +281,9 @@ func (s *Segment) Preallocate(n int64) error {
 // has it. After a failed Sync the segment refuses every later Write and
 // Sync: the kernel may have dropped the unsynced data, and a later
 // successful sync would not bring it back, so every record since the last
-// successful Sync must be taken as lost.
+// successful Sync must be taken as lost. After a successful one it writes
+// a sync mark after the last record (mark.go), which the next Write
+// overwrites: one more write system call of MarkSize bytes, not synced.
 func (s *Segment) Sync() error {
 	if s.err != nil {
 		return s.err
@@ -275,7 +298,20 @@ func (s *Segment) Sync() error {
 		s.err = fmt.Errorf("xstream: %s: sync failed, unsynced records may be lost: %w", s.path, err)
 		return s.err
 	}
+	if s.size > HeaderSize {
+		s.writeMark() // best effort: without it the records are just not known as synced
+	}
 	return nil
+}
+
+// writeMark writes the sync mark for the bytes written, which must be on
+// disk, after them. Even when the write fails s.marked is set, so that
+// the next Write covers whatever part of the mark it left.
+func (s *Segment) writeMark() error {
+	_, err := s.f.WriteAt(appendMark(s.mark[:0], s.size, s.base), s.size)
+	s.marked = true
+	s.alloc = max(s.alloc, s.size+MarkSize)
+	return err
 }
 
 // Size returns the segment's size in bytes: the header and every byte
@@ -289,21 +325,62 @@ func (s *Segment) Base() uint64 { return s.base }
 // Path returns the segment's file path.
 func (s *Segment) Path() string { return s.path }
 
-// Close closes the file without syncing what was written; call Sync first
-// to keep what was written since the last Sync safe from a crash. It first
-// cuts off, and syncs the cut of, the zeros Preallocate wrote, so that a
-// closed segment ends at its last record.
+// Close closes the file. First it makes the file end where its records
+// do, and syncs that: it cuts off the zeros Preallocate wrote and, in the
+// newest segment of its directory, writes a sync mark after the last
+// record (mark.go), syncing the records first if they were written since
+// the last Sync, so that a scan can tell that they all reached the disk.
+// A segment that a newer one follows ends at its last record, as builds
+// without marks expect. A segment whose Write or Sync failed is closed as
+// it is; call Sync first to keep what was written safe from a crash.
 func (s *Segment) Close() error {
-	if s.err == nil && s.alloc > s.size {
-		err := s.f.Truncate(s.size)
-		if err == nil {
-			err = datasync(s.f)
-		}
-		if err != nil {
+	if s.err == nil {
+		if err := s.finish(); err != nil {
 			s.f.Close()
 			return err
 		}
-		s.alloc = s.size
 	}
 	return s.f.Close()
+}
+
+// finish makes the file end as Close documents.
+func (s *Segment) finish() error {
+	keep := s.size
+	cut := s.alloc > keep
+	if s.size > HeaderSize && s.newest() {
+		if !s.marked {
+			if err := datasync(s.f); err != nil {
+				return err
+			}
+		}
+		if s.writeMark() == nil {
+			keep += MarkSize
+		}
+		cut = s.alloc > keep // after a failed write, to cut what it left
+	} else if !cut {
+		return nil
+	}
+	if cut {
+		if err := s.f.Truncate(keep); err != nil {
+			return err
+		}
+	}
+	s.alloc = keep
+	return datasync(s.f)
+}
+
+// newest reports whether the segment's directory holds no log segment
+// with a later base, as it does once a log has gone on to a new segment.
+// It is false when the directory cannot be read.
+func (s *Segment) newest() bool {
+	ents, err := os.ReadDir(s.dir)
+	if err != nil {
+		return false
+	}
+	for _, e := range ents {
+		if base, ok := ParseSegmentName(e.Name()); ok && base > s.base {
+			return false
+		}
+	}
+	return true
 }

@@ -43,7 +43,8 @@ func TestSegmentWriteScan(t *testing.T) {
 	})
 	require.NoError(t, err)
 	requirePrefix(t, recs, got, len(recs))
-	require.Equal(t, ScanResult{Header: Header{KindLog, Version, 42}, Records: len(recs), End: size, Size: size, Tail: TailClean}, res)
+	// Close left the sync mark after the last record.
+	require.Equal(t, ScanResult{Header: Header{KindLog, Version, 42}, Records: len(recs), End: size, Size: size + MarkSize, Tail: TailClean, Marked: true}, res)
 
 	_, err = CreateSegment(dir, 42)
 	require.ErrorIs(t, err, fs.ErrExist)
@@ -269,7 +270,7 @@ func TestOpenSegmentForAppend(t *testing.T) {
 	requirePrefix(t, recs, got, len(recs))
 	fi, err := os.Stat(path)
 	require.NoError(t, err)
-	require.Equal(t, fi.Size(), res.End)
+	require.Equal(t, fi.Size(), res.End+MarkSize, "the file ends with a sync mark")
 
 	_, err = s.Write(batch)
 	require.ErrorIs(t, err, os.ErrClosed)
@@ -303,7 +304,8 @@ func BenchmarkScanRecords(b *testing.B) {
 }
 
 // TestSegmentPreallocate checks that a preallocated segment scans as its
-// records followed by a torn (zero) tail, that Close cuts the zeros off,
+// records followed by a torn (zero) tail, or after a Sync by a sync mark
+// and zeros, a clean one; that Close cuts the zeros off, keeping the mark;
 // and that Room counts down as records are written.
 func TestSegmentPreallocate(t *testing.T) {
 	dir := t.TempDir()
@@ -324,22 +326,26 @@ func TestSegmentPreallocate(t *testing.T) {
 	if _, err := seg.Write(frames); err != nil {
 		t.Fatal(err)
 	}
-	if err := seg.Sync(); err != nil {
-		t.Fatal(err)
-	}
 	if seg.Room() != 1<<16-int64(len(frames)) {
 		t.Fatalf("room %d after %d bytes", seg.Room(), len(frames))
 	}
 	res, err := ScanSegment(seg.Path(), func([]byte) error { return nil })
-	if err != nil || res.Records != 10 || res.Tail != TailTorn || res.End != int64(HeaderSize+len(frames)) {
+	if err != nil || res.Records != 10 || res.Tail != TailTorn || res.Cut != 0 || res.End != int64(HeaderSize+len(frames)) {
 		t.Fatalf("scan of a preallocated segment: %+v, %v", res, err)
+	}
+	if err := seg.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	res, err = ScanSegment(seg.Path(), func([]byte) error { return nil })
+	if err != nil || res.Records != 10 || res.Tail != TailClean || res.End != int64(HeaderSize+len(frames)) {
+		t.Fatalf("scan of a preallocated segment after a Sync: %+v, %v", res, err)
 	}
 	if err := seg.Close(); err != nil {
 		t.Fatal(err)
 	}
 	fi, err := os.Stat(seg.Path())
-	if err != nil || fi.Size() != int64(HeaderSize+len(frames)) {
-		t.Fatalf("after Close the file has %d bytes, want %d", fi.Size(), HeaderSize+len(frames))
+	if err != nil || fi.Size() != int64(HeaderSize+len(frames)+MarkSize) {
+		t.Fatalf("after Close the file has %d bytes, want %d", fi.Size(), HeaderSize+len(frames)+MarkSize)
 	}
 	res, err = ScanSegment(seg.Path(), func([]byte) error { return nil })
 	if err != nil || res.Tail != TailClean {
