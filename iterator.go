@@ -132,6 +132,11 @@ type Record struct {
 	SequenceNumber ID      // the record's ID in its shard
 	PartitionKey   string  // as given to Put
 	Fields         []Field // as given to Put
+	// Deliveries is set on a record that a sharded ReadGroup with Claim
+	// took over from the group's pending records: how many times it was
+	// delivered before this read (at least 1). It is 0 on every other
+	// record, new ones of such a read included.
+	Deliveries int64
 }
 
 // ArrivalTime returns the time the record was put (its sequence number's

@@ -3,6 +3,7 @@ package xstream
 import (
 	"cmp"
 	"slices"
+	"time"
 )
 
 // claimCandidate is a pending entry that a ReadGroup with Claim may take.
@@ -17,14 +18,7 @@ type claimCandidate struct {
 // args.Count in all. It returns the entries with their deliveries, or
 // nil, nil when there is nothing.
 func (s *Stream) readClaimLocked(l *groupLocks, g *group, c *consumer, args ReadGroupArgs, now int64) ([]Entry, []Delivery) {
-	minMs := args.ClaimMinIdle.Milliseconds()
-	var cands []claimCandidate
-	g.pel.Ascend(sid(ID{}), sid(MaxID()), func(sk sID, rec *nack) bool {
-		if rec.owner == 0 || minMs == 0 || now-rec.deliveryMs >= minMs {
-			cands = append(cands, claimCandidate{ID(sk), *rec})
-		}
-		return true
-	})
+	cands := claimCandidatesLocked(g, args.ClaimMinIdle, now)
 	// Longest idle first; the walk gave ID order, which a stable sort
 	// keeps among equal delivery times. Entries given back by Nack have
 	// no delivery time (0) and come first.
@@ -33,9 +27,45 @@ func (s *Stream) readClaimLocked(l *groupLocks, g *group, c *consumer, args Read
 	})
 	col := getCollector()
 	defer putCollector(col)
+	ds := s.claimCandidatesToLocked(l, g, c, col, cands, args.Count, now)
+	claimed := len(col.IDs)
+	s.deliverNewLocked(col, g, c, args.Count, args.NoAck, now)
+	if claimed > 0 && (args.NoAck || len(col.IDs) == claimed) {
+		s.activateConsumerLocked(g, c, now) // else deliverNewLocked did
+	}
+	es := col.entries()
+	if es == nil {
+		return nil, nil
+	}
+	for len(ds) < len(es) {
+		ds = append(ds, Delivery{})
+	}
+	return es, ds
+}
+
+// claimCandidatesLocked lists, in ID order, the pending entries of g idle
+// at least minIdle (every one for 0) and those given back by Nack.
+func claimCandidatesLocked(g *group, minIdle time.Duration, now int64) []claimCandidate {
+	minMs := minIdle.Milliseconds()
+	var cands []claimCandidate
+	g.pel.Ascend(sid(ID{}), sid(MaxID()), func(sk sID, rec *nack) bool {
+		if rec.owner == 0 || minMs == 0 || now-rec.deliveryMs >= minMs {
+			cands = append(cands, claimCandidate{ID(sk), *rec})
+		}
+		return true
+	})
+	return cands
+}
+
+// claimCandidatesToLocked gives c the candidates, in their order, into
+// col until it holds count entries (0: no cap), as Claim does: an entry
+// whose message is gone leaves the PEL, one that the group's
+// DeadLetterPolicy makes due is moved, and neither is counted. It returns
+// the Delivery of each entry it added.
+func (s *Stream) claimCandidatesToLocked(l *groupLocks, g *group, c *consumer, col *collector, cands []claimCandidate, count int, now int64) []Delivery {
 	var ds []Delivery
 	for _, cd := range cands {
-		if args.Count > 0 && len(col.IDs) >= args.Count {
+		if count > 0 && len(col.IDs) >= count {
 			break
 		}
 		b, flags, body, ok := s.entryLocked(cd.id)
@@ -56,17 +86,47 @@ func (s *Stream) readClaimLocked(l *groupLocks, g *group, c *consumer, args Read
 		s.claimLocked(g, cd.id, c, now, n)
 		col.add(b, cd.id, flags, body)
 	}
-	claimed := len(col.IDs)
-	s.deliverNewLocked(col, g, c, args.Count, args.NoAck, now)
-	if claimed > 0 && (args.NoAck || len(col.IDs) == claimed) {
-		s.activateConsumerLocked(g, c, now) // else deliverNewLocked did
+	return ds
+}
+
+// claimIdle is the first step of a sharded ReadGroup with Claim on one
+// shard's stream: it gives consumer the pending entries of group idle at
+// least minIdle, in ID order (so that a key's records are taken over in
+// put order), at most count (0: no cap), as readClaimLocked does, and
+// delivers no new entry. The consumer is made only when there is an entry
+// to take. It returns the entries with their deliveries, and whether an
+// entry left the PEL (its message was gone), which may free the shard's
+// children.
+func (s *Stream) claimIdle(group, consumer string, minIdle time.Duration, count int) ([]Entry, []Delivery, bool, error) {
+	if err := s.cfg.gate.write(); err != nil {
+		return nil, nil, false, err
 	}
-	es := col.entries()
-	if es == nil {
-		return nil, nil
+	now := s.nowMs()
+	l := s.lockGroup(group)
+	g, err := s.groupLocked(group)
+	if err != nil {
+		l.unlock()
+		return nil, nil, false, err
 	}
-	for len(ds) < len(es) {
-		ds = append(ds, Delivery{})
+	var (
+		es      []Entry
+		ds      []Delivery
+		dropped bool
+	)
+	if cands := claimCandidatesLocked(g, minIdle, now); len(cands) > 0 {
+		before := g.pel.Len()
+		c := s.seenConsumerLocked(g, consumer, now)
+		col := getCollector()
+		ds = s.claimCandidatesToLocked(&l, g, c, col, cands, count, now)
+		es = col.entries()
+		putCollector(col)
+		if len(es) > 0 {
+			s.activateConsumerLocked(g, c, now)
+		}
+		dropped = g.pel.Len() < before
 	}
-	return es, ds
+	if err := l.unlock(); err != nil {
+		return nil, nil, false, err
+	}
+	return es, ds, dropped, nil
 }

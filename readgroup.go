@@ -28,7 +28,10 @@ type ReadGroupArgs struct {
 	// idle at least ClaimMinIdle, whichever consumer has them, and then
 	// deliver new entries with what is left of Count (Redis 8.4 XREADGROUP
 	// CLAIM min-idle-time). A ClaimMinIdle of 0 takes every pending
-	// entry. History reads ignore both, as Redis does.
+	// entry. History reads ignore both, as Redis does. A sharded
+	// ReadGroup takes them over from every shard, in shard and then
+	// sequence number order, and reports each one's delivery count in
+	// Record.Deliveries (see ShardedStream.ReadGroup).
 	Claim        bool
 	ClaimMinIdle time.Duration
 }

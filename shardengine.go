@@ -61,7 +61,9 @@ type ShardedEngine interface {
 	CreateGroup(ctx context.Context, name string, opts ShardGroupOptions) error
 	// ReadGroup delivers records to consumer of group (a child shard's
 	// only after every ancestor's were delivered and, with StrictOrder,
-	// acknowledged); it may block as args.Block says.
+	// acknowledged); it may block as args.Block says. With args.Claim it
+	// first takes over the records pending for at least
+	// args.ClaimMinIdle, as ShardedStream.ReadGroup does.
 	ReadGroup(ctx context.Context, group, consumer string, args ReadGroupArgs) ([]Record, error)
 	// Ack acknowledges delivered records.
 	Ack(ctx context.Context, group string, refs ...RecordRef) (int64, error)

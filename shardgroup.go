@@ -35,7 +35,10 @@ import (
 // a single record left pending (a slow or dead consumer) holds back every
 // generation below its shard until it is acknowledged, for example after
 // another consumer takes it over with Claim or AutoClaim: head-of-line
-// blocking at each reshard. That holds also for an ancestor that has
+// blocking at each reshard. Consumers that read with ReadGroupArgs.Claim
+// take such records over themselves once they have been pending for
+// ClaimMinIdle (see ReadGroup), so that a dead consumer holds its shards'
+// children back for that long at most. That holds also for an ancestor that has
 // none of the child's hash keys (one merged into the child's parent,
 // whose range a later split left out): it holds back the generations in
 // between. EXPIRED shards never hold back their children;
@@ -126,8 +129,10 @@ func groupDrained(sh *shard, name string, strict bool) bool {
 // shard number order, as parents are numbered before their children,
 // decides it for every shard once; a shard is checked with groupDrained
 // only when its parents are done, and a done CLOSED shard is not listed,
-// as it has nothing to deliver. The caller holds ss.mu.
-func (ss *ShardedStream) groupEligibleLocked(name string, g *shardGroup) []*shard {
+// as it has nothing to deliver, unless withDone: then the list is every
+// shard that can hold records pending in the group, which a done CLOSED
+// shard of a group without StrictOrder may. The caller holds ss.mu.
+func (ss *ShardedStream) groupEligibleLocked(name string, g *shardGroup, withDone bool) []*shard {
 	if len(ss.live) == 0 {
 		return nil
 	}
@@ -151,7 +156,9 @@ func (ss *ShardedStream) groupEligibleLocked(name string, g *shardGroup) []*shar
 		}
 		if sh.state == ShardClosed && groupDrained(sh, name, g.strict) {
 			done[sh.num-base] = true
-			continue
+			if !withDone {
+				continue
+			}
 		}
 		out = append(out, sh)
 	}
@@ -165,10 +172,45 @@ func (ss *ShardedStream) groupEligibleLocked(name string, g *shardGroup) []*shar
 // there is none and args.Block is not 0 it waits for a Put, a reshard or
 // an Ack that frees a child shard, for args.Block (then it returns no
 // records and no error) or for ctx (then ctx.Err()). It holds no lock
-// while waiting. It fails with ErrNoGroup or ErrInvalidArgument (also for
-// args.Claim, which it does not support). Each call decides which shards
-// it may read in one pass over the live shards: O(live shards) plus
-// O(log N) per record.
+// while waiting. It fails, changing nothing, with ErrNoGroup or
+// ErrInvalidArgument (a negative Count or ClaimMinIdle, or ClaimMinIdle
+// without Claim). Each call decides which shards it may read in one pass
+// over the live shards: O(live shards) plus O(log N) per record.
+//
+// With args.Claim (Redis 8.4's XREADGROUP CLAIM, over the shards) it
+// first takes over the records of the group pending, with any consumer,
+// for at least args.ClaimMinIdle (0: every pending record), so that a
+// consumer that died delays its records, and with StrictOrder the
+// children of their shards, by that time at most:
+//
+//   - it takes them from every live shard that can hold pending records
+//     (those whose parents are done: the shards it may read, and the
+//     CLOSED ones done), in shard number order, parents before children,
+//     and within a shard in sequence number order, so that a key's
+//     records are taken over in put order;
+//   - each becomes pending to consumer with its delivery count one higher
+//     and its delivery time now, as Claim does (also with args.NoAck);
+//     Record.Deliveries says how many times it was delivered before; a
+//     pending record whose data retention dropped leaves the pending list
+//     and is not returned;
+//   - taken-over records come first, then new records as without Claim,
+//     args.Count capping the two together;
+//   - with StrictOrder, taken-over records stay pending until the new
+//     owner acknowledges them, so a child of their shard is held back
+//     until then, as it was: once the consumer acknowledges what it took
+//     over, its next ReadGroup delivers the child's records. Without
+//     StrictOrder a child's new records may come in the same call;
+//   - sharded groups have no dead-letter policy: a record that keeps
+//     failing is taken over again and again, its Deliveries growing; the
+//     caller decides when to set it aside (Ack it and keep it elsewhere);
+//   - the records are taken over when the call starts only: a blocked
+//     read that found nothing to take or deliver waits for new records,
+//     as without Claim, and records that become idle enough meanwhile do
+//     not end the wait, as Stream.ReadGroupDeliveries does. A consumer
+//     that reads with Block takes over a dead consumer's records within
+//     ClaimMinIdle plus one Block.
+//
+// Claiming costs O(P) for the P records pending in each shard it looks at.
 func (ss *ShardedStream) ReadGroup(ctx context.Context, group, consumer string, args ReadGroupArgs) (result []Record, err error) {
 	if err = ss.cfg.gate.write(); err != nil {
 		return
@@ -177,13 +219,11 @@ func (ss *ShardedStream) ReadGroup(ctx context.Context, group, consumer string, 
 	if err := args.check(); err != nil {
 		return nil, err
 	}
-	if args.Claim {
-		return nil, errorf(ErrInvalidArgument, "Claim is not supported by a sharded ReadGroup: claim a shard's entries with Claim or AutoClaim")
-	}
 	count := args.Count
 	if count == 0 {
 		count = math.MaxInt
 	}
+	claim := args.Claim
 	return ss.readLoop(ctx, args.Block, func(w *waiter, streams []*Stream) ([]Record, []*Stream, bool, error) {
 		ss.mu.RLock()
 		defer ss.mu.RUnlock()
@@ -192,17 +232,25 @@ func (ss *ShardedStream) ReadGroup(ctx context.Context, group, consumer string, 
 			return nil, streams, false, err
 		}
 		var out []Record
-		elig := ss.groupEligibleLocked(group, g)
-		for _, sh := range elig {
-			if len(out) >= count {
-				break
-			}
-			per := max(1, count/len(elig))
-			es, err := sh.s.ReadGroup(ctx, group, consumer, ">", ReadGroupArgs{Count: min(per, count-len(out)), NoAck: args.NoAck})
-			if err != nil {
+		if claim {
+			claim = false // the first pass only: a blocked read waits for new records
+			if out, err = ss.claimIdleLocked(group, consumer, g, args.ClaimMinIdle, count); err != nil {
 				return nil, streams, false, err
 			}
-			out = appendRecords(out, sh, es)
+		}
+		elig := ss.groupEligibleLocked(group, g, false)
+		if left := count - len(out); left > 0 {
+			per := max(1, left/max(1, len(elig)))
+			for _, sh := range elig {
+				if len(out) >= count {
+					break
+				}
+				es, err := sh.s.ReadGroup(ctx, group, consumer, ">", ReadGroupArgs{Count: min(per, count-len(out)), NoAck: args.NoAck})
+				if err != nil {
+					return nil, streams, false, err
+				}
+				out = appendRecords(out, sh, es)
+			}
 		}
 		if len(out) > 0 || w == nil {
 			return out, streams, false, nil
@@ -213,6 +261,35 @@ func (ss *ShardedStream) ReadGroup(ctx context.Context, group, consumer string, 
 		}, streams)
 		return nil, streams, waiting, nil
 	})
+}
+
+// claimIdleLocked is the first step of a ReadGroup with Claim: it gives
+// consumer the records of group pending for at least minIdle on every
+// shard that can hold some, in shard order, at most count, and returns
+// them. When that drops a record whose data is gone, which may free a
+// child shard, it wakes the blocked readers. The caller holds ss.mu.
+func (ss *ShardedStream) claimIdleLocked(group, consumer string, g *shardGroup, minIdle time.Duration, count int) ([]Record, error) {
+	var out []Record
+	wake := false
+	for _, sh := range ss.groupEligibleLocked(group, g, true) {
+		if len(out) >= count {
+			break
+		}
+		es, ds, dropped, err := sh.s.claimIdle(group, consumer, minIdle, count-len(out))
+		if err != nil {
+			return nil, err
+		}
+		wake = wake || dropped
+		at := len(out)
+		out = appendRecords(out, sh, es)
+		for i, d := range ds {
+			out[at+i].Deliveries = d.Deliveries
+		}
+	}
+	if wake && g.strict {
+		ss.wakeReaders()
+	}
+	return out, nil
 }
 
 // appendRecords appends the records of shard sh's entries; an entry whose

@@ -253,9 +253,12 @@ func TestShardGroupBadInput(t *testing.T) {
 	assert.Contains(t, err.Error(), "nope")
 	_, err = ss.ReadGroup(context.Background(), "g", "c", ReadGroupArgs{Count: -1})
 	require.ErrorIs(t, err, ErrInvalidArgument)
-	_, err = ss.ReadGroup(context.Background(), "g", "c", ReadGroupArgs{Claim: true})
+	_, err = ss.ReadGroup(context.Background(), "g", "c", ReadGroupArgs{Claim: true, ClaimMinIdle: -time.Millisecond})
 	require.ErrorIs(t, err, ErrInvalidArgument)
-	assert.Contains(t, err.Error(), "Claim")
+	assert.Contains(t, err.Error(), "ClaimMinIdle")
+	_, err = ss.ReadGroup(context.Background(), "g", "c", ReadGroupArgs{ClaimMinIdle: time.Millisecond})
+	require.ErrorIs(t, err, ErrInvalidArgument)
+	assert.Contains(t, err.Error(), "without Claim")
 	_, err = ss.Ack("nope", refsOf(got)...)
 	require.ErrorIs(t, err, ErrNoGroup)
 	_, err = ss.Ack("g", append(refsOf(got), RecordRef{ShardID: "shardId-000000000099"})...)
@@ -422,4 +425,62 @@ func TestShardGroupExpiredGrandparent(t *testing.T) {
 	assert.Equal(t, []ID{r.SequenceNumber}, recordSeqs(got))
 	assert.Equal(t, ShardExpired, shardByID(t, ss, shardID(0)).State)
 	assert.Equal(t, ShardClosed, shardByID(t, ss, shardID(1)).State)
+}
+
+// TestShardGroupReadClaimDurable: what a sharded ReadGroup with Claim
+// takes over is in the log: after a reopen the records are pending to
+// the new owner, with the delivery time and count of the claim, so that
+// they are not idle enough again until ClaimMinIdle after the claim, and
+// a later claim reports them delivered twice.
+func TestShardGroupReadClaimDurable(t *testing.T) {
+	ctx := context.Background()
+	clk := newTestClock(1_700_000_000_000)
+	dir := t.TempDir()
+	db := openT(t, dir, clk)
+	ss, err := db.CreateShardedStream("orders", ShardedArgs{Shards: 1})
+	require.NoError(t, err)
+	require.NoError(t, ss.CreateGroup("g", ShardGroupOptions{StrictOrder: true}))
+	for i := range 3 {
+		_, err := ss.Put("k", PutArgs{}, Fields("n", strconv.Itoa(i))...)
+		require.NoError(t, err)
+	}
+	dead, err := ss.ReadGroup(ctx, "g", "dead", ReadGroupArgs{})
+	require.NoError(t, err)
+	require.Len(t, dead, 3)
+	require.NoError(t, ss.SplitShard(shardID(0), uniformWidth(2).String()))
+	_, err = ss.Put("k", PutArgs{}, Fields("n", "3")...)
+	require.NoError(t, err)
+	clk.advance(time.Minute)
+	claim := ReadGroupArgs{Claim: true, ClaimMinIdle: time.Minute}
+	got, err := ss.ReadGroup(ctx, "g", "live", claim)
+	require.NoError(t, err)
+	require.Equal(t, refsOf(dead), refsOf(got))
+	want := dumpState(t, db)
+	require.NoError(t, db.Close())
+
+	db = openT(t, dir, clk)
+	assert.Equal(t, want, dumpState(t, db))
+	ss, _ = db.ShardedStream("orders")
+	pend, err := ss.Pending("g")
+	require.NoError(t, err)
+	require.Len(t, pend, 1)
+	assert.Equal(t, []ConsumerPending{{Name: "live", Count: 3}}, pend[0].Consumers)
+	clk.advance(time.Minute - time.Millisecond)
+	got, err = ss.ReadGroup(ctx, "g", "third", claim)
+	require.NoError(t, err)
+	assert.Empty(t, got, "idle since the claim, not since the first delivery")
+	clk.advance(time.Millisecond)
+	got, err = ss.ReadGroup(ctx, "g", "third", claim)
+	require.NoError(t, err)
+	require.Len(t, got, 3)
+	for _, r := range got {
+		assert.Equal(t, int64(2), r.Deliveries)
+	}
+	_, err = ss.Ack("g", refsOf(got)...)
+	require.NoError(t, err)
+	got, err = ss.ReadGroup(ctx, "g", "third", claim)
+	require.NoError(t, err)
+	require.Len(t, got, 1, "the child's record, once the parent's are acknowledged")
+	assert.Equal(t, Fields("n", "3"), got[0].Fields)
+	assert.Zero(t, got[0].Deliveries)
 }
