@@ -15,7 +15,8 @@ import (
 
 // TestShardedConformance runs the sharded conformance suite against the
 // in-process adapter: a ShardedStream in memory (on a clock the test
-// owns, and on the real one) and a sharded stream of a durable DB.
+// owns, and on the real one) and a sharded stream of a durable DB (on a
+// clock the test owns).
 func TestShardedConformance(t *testing.T) {
 	t.Run("Memory", func(t *testing.T) {
 		xstreamtest.RunSharded(t, func(t *testing.T, args xstream.ShardedArgs) xstreamtest.ShardedTarget {
@@ -35,12 +36,13 @@ func TestShardedConformance(t *testing.T) {
 	t.Run("Durable", func(t *testing.T) {
 		var n atomic.Int64
 		xstreamtest.RunSharded(t, func(t *testing.T, args xstream.ShardedArgs) xstreamtest.ShardedTarget {
-			db, err := xstream.Open(t.TempDir())
+			c := newFakeClock()
+			db, err := xstream.Open(t.TempDir(), xstream.WithClock(c.Now))
 			require.NoError(t, err)
 			t.Cleanup(func() { require.NoError(t, db.Close()) })
 			ss, err := db.CreateShardedStream("s"+strconv.FormatInt(n.Add(1), 10), args)
 			require.NoError(t, err)
-			return xstreamtest.ShardedTarget{Engine: xstream.LocalSharded(ss)}
+			return xstreamtest.ShardedTarget{Engine: xstream.LocalSharded(ss), Advance: c.Advance}
 		})
 	})
 }

@@ -37,6 +37,22 @@ func checkNoClaim(args xstream.ReadGroupArgs) error {
 	return nil
 }
 
+// checkShardedGroupArgs checks the arguments of a sharded ReadGroup as
+// the core does: Count and ClaimMinIdle not negative, ClaimMinIdle only
+// with Claim.
+func checkShardedGroupArgs(args xstream.ReadGroupArgs) error {
+	if err := checkCount(args.Count); err != nil {
+		return err
+	}
+	if err := checkDuration("ClaimMinIdle", args.ClaimMinIdle); err != nil {
+		return err
+	}
+	if args.ClaimMinIdle != 0 && !args.Claim {
+		return errorf(xstream.ErrInvalidArgument, "ClaimMinIdle (%s) given without Claim", args.ClaimMinIdle)
+	}
+	return nil
+}
+
 func checkDuration(name string, d time.Duration) error {
 	if d < 0 {
 		return errorf(xstream.ErrInvalidArgument, "%s must be >= 0, got %v", name, d)

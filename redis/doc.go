@@ -208,7 +208,11 @@
 //     most Count records, starting at another shard each call. A blocked
 //     ReadGroup waits by blocking XREADs of 100 ms at most on its shards
 //     and the stream's events: a put or a reshard wakes it at once, an
-//     Ack of another process that frees a child within that time.
+//     Ack of another process that frees a child within that time. With
+//     ReadGroupArgs.Claim it first takes over the records pending for
+//     ClaimMinIdle, shard by shard, by a script of XPENDING IDLE and
+//     XCLAIM (Redis 7 has no XREADGROUP CLAIM): idle times are the
+//     server's, not the engine's clock.
 //
 //   - Retention: an engine trims every live shard by MINID at its
 //     clock's now minus the retention (stream IDs are arrival

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"strconv"
 	"sync"
 	"time"
 
@@ -20,7 +21,8 @@ import (
 // group's last delivered ID and, with StrictOrder, nothing pending) with
 // its own parents done, so that an ancestor holds back every generation
 // below it, also through shards that never had a record. A done shard
-// stays done; the engine remembers it.
+// stays done; the engine remembers it. A ReadGroup with Claim takes
+// over idle pending records shard by shard with claimScript.
 
 // groupSlice is how long one blocking XREADGROUP of a blocked ReadGroup
 // waits at most: a reshard or an Ack that frees a child shard is seen
@@ -149,12 +151,13 @@ func (s *Sharded) drained(ctx context.Context, name string, strict bool, p int) 
 // know it done already, and a done CLOSED shard is not listed, as it has
 // nothing to deliver. A done shard stays done (nothing becomes pending
 // again in a CLOSED shard whose records were all delivered), so the
-// engine remembers it.
-func (s *Sharded) groupEligible(ctx context.Context, m *shardMap, name string, strict bool) ([]int, error) {
+// engine remembers it. It also returns, in shard order, the shards that
+// can hold records pending in the group: those listed, and the done
+// CLOSED ones (which may, without StrictOrder).
+func (s *Sharded) groupEligible(ctx context.Context, m *shardMap, name string, strict bool) (elig, pending []int, err error) {
 	g := s.groupState(name)
 	done := make([]bool, len(m.doc.Shards))
 	isDone := func(p int) bool { return p < 0 || done[p] }
-	var out []int
 	for n, sh := range m.doc.Shards {
 		if sh.State == xstream.ShardExpired {
 			done[n] = true
@@ -163,6 +166,7 @@ func (s *Sharded) groupEligible(ctx context.Context, m *shardMap, name string, s
 		if !isDone(sh.Parent) || !isDone(sh.Adjacent) {
 			continue
 		}
+		pending = append(pending, n)
 		if sh.State == xstream.ShardClosed {
 			g.mu.Lock()
 			known := g.done[n]
@@ -170,7 +174,7 @@ func (s *Sharded) groupEligible(ctx context.Context, m *shardMap, name string, s
 			if !known {
 				d, err := s.drained(ctx, name, strict, n)
 				if err != nil {
-					return nil, err
+					return nil, nil, err
 				}
 				if d {
 					g.mu.Lock()
@@ -184,9 +188,9 @@ func (s *Sharded) groupEligible(ctx context.Context, m *shardMap, name string, s
 				continue
 			}
 		}
-		out = append(out, n)
+		elig = append(elig, n)
 	}
-	return out, nil
+	return elig, pending, nil
 }
 
 // ReadGroup delivers new records to consumer of group name, at most
@@ -198,11 +202,19 @@ func (s *Sharded) groupEligible(ctx context.Context, m *shardMap, name string, s
 // put or a reshard at once), for args.Block (then no records and no
 // error) or for ctx (then ctx.Err()). It fails with ErrNoGroup or
 // ErrInvalidArgument.
+//
+// With args.Claim it first takes over the records pending for at least
+// args.ClaimMinIdle, with the rules of xstream.ShardedStream.ReadGroup:
+// from every shard that can hold pending records, in shard number order,
+// then sequence number order, up to Count, before new records, and only
+// when the call starts (the 100 ms passes of a blocked read do not
+// claim). Redis 7 has no XREADGROUP CLAIM: a script on each such shard
+// (claimScript: XPENDING IDLE, then XCLAIM of those rows, at one
+// instant) takes them over and returns their delivery counts, so one
+// round trip per shard that can hold pending records, one after the
+// other while Count is not reached. Idle times are the server's.
 func (s *Sharded) ReadGroup(ctx context.Context, group, consumer string, args xstream.ReadGroupArgs) ([]xstream.Record, error) {
-	if args.Count < 0 {
-		return nil, errorf(xstream.ErrInvalidArgument, "count must be >= 0, got %d", args.Count)
-	}
-	if err := checkNoClaim(args); err != nil {
+	if err := checkShardedGroupArgs(args); err != nil {
 		return nil, err
 	}
 	strict, err := s.group(ctx, group)
@@ -218,19 +230,35 @@ func (s *Sharded) ReadGroup(ctx context.Context, group, consumer string, args xs
 	if count == 0 {
 		count = math.MaxInt
 	}
+	claim := args.Claim
 	for {
 		m, err := s.settled(ctx)
 		if err != nil {
 			return nil, err
 		}
-		elig, err := s.groupEligible(ctx, m, group, strict)
+		elig, pending, err := s.groupEligible(ctx, m, group, strict)
 		if err != nil {
 			return nil, err
 		}
-		if err := s.makeGroups(ctx, group, elig); err != nil {
-			return nil, err
+		var out []xstream.Record
+		if claim {
+			claim = false // the first pass only: a blocked read waits for new records
+			if err := s.makeGroups(ctx, group, pending); err != nil {
+				return nil, err
+			}
+			if out, err = s.claimIdle(ctx, group, consumer, pending, args.ClaimMinIdle, count); err != nil {
+				return out, err
+			}
 		}
-		out, err := s.readGroupPass(ctx, group, consumer, elig, count, args.NoAck)
+		if err := s.makeGroups(ctx, group, elig); err != nil {
+			return out, err
+		}
+		left := count
+		if count != math.MaxInt {
+			left -= len(out)
+		}
+		more, err := s.readGroupPass(ctx, group, consumer, elig, left, args.NoAck)
+		out = append(out, more...)
 		if err != nil || len(out) > 0 || args.Block == 0 {
 			return out, err
 		}
@@ -252,6 +280,49 @@ func (s *Sharded) ReadGroup(ctx context.Context, group, consumer string, args xs
 			return nil, err
 		}
 	}
+}
+
+// claimIdle gives consumer the records of group pending for at least
+// minIdle in the shards listed, in their order, at most count, with
+// claimScript, and returns them with their Deliveries. A shard without
+// the group (not made there yet) has none.
+func (s *Sharded) claimIdle(ctx context.Context, group, consumer string, shards []int, minIdle time.Duration, count int) ([]xstream.Record, error) {
+	var out []xstream.Record
+	for _, n := range shards {
+		left := 0 // no cap
+		if count != math.MaxInt {
+			if left = count - len(out); left <= 0 {
+				break
+			}
+		}
+		m, err := claimScript.Exec(ctx, s.c, []string{s.streamKey(n)},
+			[]string{group, consumer, itoa(minIdle.Milliseconds()), strconv.Itoa(left)}).ToMessage()
+		if err := mapErr(err); errors.Is(err, xstream.ErrNoGroup) {
+			continue
+		} else if err != nil {
+			return out, err
+		}
+		arr := vals(&m)
+		if len(arr) != 2 {
+			return out, badReply("the claim script", &m)
+		}
+		es, err := entryList(vals(&arr[0]))
+		if err != nil {
+			return out, err
+		}
+		counts := vals(&arr[1])
+		if len(counts) != len(es) {
+			return out, badReply("the claim script's counts", &m)
+		}
+		at := len(out)
+		out = appendRecords(out, n, es)
+		for i := range counts {
+			if out[at+i].Deliveries, err = counts[i].AsInt64(); err != nil {
+				return out, err
+			}
+		}
+	}
+	return out, nil
 }
 
 // readGroupPass delivers up to count new records of the eligible shards

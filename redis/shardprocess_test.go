@@ -72,6 +72,13 @@ func TestShardedHelperProcess(t *testing.T) {
 			}
 		}
 		fmt.Printf("records %d\n", i)
+	case "consumer":
+		// Reads group g as "dead", says how many records it got, and
+		// waits to be killed without acknowledging them.
+		recs, err := s.ReadGroup(ctx, "g", "dead", xstream.ReadGroupArgs{})
+		require.NoError(t, err)
+		fmt.Printf("read %d\n", len(recs))
+		select {}
 	case "resharder":
 		rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 7))
 		for i := 0; n < 0 || i < n; {
@@ -314,4 +321,88 @@ func requirePartition(t *testing.T, s *xredis.Sharded) {
 		at.Add(at, big.NewInt(1))
 	}
 	require.Zero(t, at.Cmp(new(big.Int).Lsh(big.NewInt(1), 128)))
+}
+
+// TestShardedClaimKilledConsumer: a consumer process of a StrictOrder
+// group reads the records of key K and is killed (SIGKILL) without
+// acknowledging them; a split puts K's next records in a child, which the
+// group holds back. A consumer in this process that reads with Claim
+// (ClaimMinIdle 200 ms, Block 20 ms) takes the dead one's records over in
+// the first read that starts 200 ms after they were delivered, and once
+// it acknowledges them its next read delivers the child's records: the
+// dead consumer held the child back for the idle time plus one read.
+func TestShardedClaimKilledConsumer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a process")
+	}
+	const idle = 200 * time.Millisecond
+	addrs := serverAddrs(t, "cluster")
+	e := newEngine(t, "cluster")
+	name := shardedName(t)
+	s, err := xredis.CreateSharded(bg(), e, name, xstream.ShardedArgs{Shards: 1})
+	require.NoError(t, err)
+	require.NoError(t, s.CreateGroup(bg(), "g", xstream.ShardGroupOptions{StrictOrder: true}))
+	for i := range 5 {
+		_, err := s.Put(bg(), "K", xstream.PutArgs{}, xstream.Fields("n", strconv.Itoa(i))...)
+		require.NoError(t, err)
+	}
+
+	dead := helper(t, addrs, name, "consumer")
+	out, err := dead.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, dead.Start())
+	t.Cleanup(func() { dead.Process.Kill(); dead.Wait() })
+	lines := bufio.NewScanner(out)
+	require.True(t, lines.Scan(), "the consumer process said nothing")
+	read := time.Now() // its records were delivered before
+	require.Equal(t, "read 5", lines.Text())
+	require.NoError(t, dead.Process.Kill())
+	dead.Wait()
+
+	require.NoError(t, s.SplitShard(bg(), "shardId-000000000000", new(big.Int).Lsh(big.NewInt(1), 127).String()))
+	var kids []xstream.PutResult
+	for i := 5; i < 7; i++ {
+		r, err := s.Put(bg(), "K", xstream.PutArgs{}, xstream.Fields("n", strconv.Itoa(i))...)
+		require.NoError(t, err)
+		kids = append(kids, r)
+	}
+
+	ctx, cancel := context.WithTimeout(bg(), time.Minute)
+	defer cancel()
+	claim := xstream.ReadGroupArgs{Claim: true, ClaimMinIdle: idle, Block: 20 * time.Millisecond}
+	reads := 0
+	var got []xstream.Record
+	for len(got) == 0 {
+		start := time.Now()
+		got, err = s.ReadGroup(ctx, "g", "live", claim)
+		require.NoError(t, err)
+		reads++
+		if len(got) == 0 {
+			require.Less(t, start.Sub(read), idle+5*time.Millisecond, "a read that started ClaimMinIdle after the delivery took nothing")
+		}
+	}
+	took := time.Since(read)
+	require.Len(t, got, 5)
+	for i, r := range got {
+		require.Equal(t, xstream.Fields("n", strconv.Itoa(i)), r.Fields, "taken over in put order")
+		require.Equal(t, int64(1), r.Deliveries)
+	}
+	n, err := s.Ack(bg(), "g", refsOfRecords(got)...)
+	require.NoError(t, err)
+	require.Equal(t, int64(5), n)
+	next, err := s.ReadGroup(ctx, "g", "live", xstream.ReadGroupArgs{})
+	require.NoError(t, err)
+	require.Len(t, next, 2, "the child's records, in the next read")
+	for i, r := range next {
+		require.Equal(t, kids[i].SequenceNumber, r.SequenceNumber)
+	}
+	t.Logf("the dead consumer's records taken over %s after their delivery, in read %d", took.Round(time.Millisecond), reads)
+}
+
+func refsOfRecords(recs []xstream.Record) []xstream.RecordRef {
+	out := make([]xstream.RecordRef, len(recs))
+	for i, r := range recs {
+		out[i] = xstream.RecordRef{ShardID: r.ShardID, SequenceNumber: r.SequenceNumber}
+	}
+	return out
 }

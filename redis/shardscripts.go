@@ -137,3 +137,38 @@ redis.call('HDEL', KEYS[1], 'op')
 redis.call('XADD', KEYS[2], 'MAXLEN', '~', '100', '*', 'epoch', e)
 return 1
 `)
+
+// claimScript takes over, for a sharded ReadGroup with Claim, the
+// entries of the stream KEYS[1] pending in group ARGV[1] for at least
+// ARGV[3] ms, for consumer ARGV[2], in ID order, at most ARGV[4] of them
+// (0: no cap): XPENDING with IDLE lists them, 100 at a time, with their
+// delivery counts, and XCLAIM with the same min idle time takes them, as
+// Redis 8.4's XREADGROUP CLAIM would (Redis 7 has none). A script runs
+// at one instant, so XCLAIM takes every row listed, but for entries
+// deleted from the stream, which it drops from the PEL and leaves out of
+// its reply. It returns {entries as XCLAIM replies them, the delivery
+// count of each before the claim}.
+var claimScript = rueidis.NewLuaScript(`
+local want = tonumber(ARGV[4])
+local es, ns = {}, {}
+local start = '-'
+while want == 0 or #es < want do
+  local n = 100
+  if want ~= 0 and want - #es < n then n = want - #es end
+  local rows = redis.call('XPENDING', KEYS[1], ARGV[1], 'IDLE', ARGV[3], start, '+', n)
+  if #rows == 0 then break end
+  local ids, counts = {}, {}
+  for i, r in ipairs(rows) do
+    ids[i] = r[1]
+    counts[r[1]] = r[4]
+  end
+  local got = redis.call('XCLAIM', KEYS[1], ARGV[1], ARGV[2], ARGV[3], unpack(ids))
+  for _, e in ipairs(got) do
+    es[#es + 1] = e
+    ns[#ns + 1] = counts[e[1]]
+  end
+  if #rows < n then break end
+  start = '(' .. rows[#rows][1]
+end
+return {es, ns}
+`)

@@ -22,7 +22,8 @@ type ShardedTarget struct {
 	// the ShardedArgs the factory was given. The suite never closes it:
 	// the factory does (t.Cleanup).
 	Engine xstream.ShardedEngine
-	// Advance, when not nil, moves the engine's clock forward by d.
+	// Advance, when not nil, moves the engine's clock forward by d:
+	// the clock of idle times of pending records too.
 	Advance func(d time.Duration)
 }
 
@@ -35,10 +36,12 @@ type ShardedFactory func(t *testing.T, args xstream.ShardedArgs) ShardedTarget
 // routing by MD5, the IDs, parents and ranges of splits and merges, the
 // errors of bad reshards, iterators and GetRecords with child shards at a
 // shard's end, the parent-before-child reader with checkpoints, the
-// sharded consumer groups, and per-key order through groups and reader
-// across reshard trees with empty shards between generations, as
-// RunShardOrder checks it). Every case runs on sharded streams of its
-// own from newStream.
+// sharded consumer groups, ReadGroup with Claim taking over a dead
+// consumer's records, and per-key order through groups and reader across
+// reshard trees with empty shards between generations, as RunShardOrder
+// checks it). Every case runs on sharded streams of its own from
+// newStream. The cases of Claim wait for ClaimMinIdle (100 ms) when the
+// target has no Advance.
 func RunSharded(t *testing.T, newStream ShardedFactory) {
 	t.Helper()
 	for _, c := range shardedCases {
@@ -60,9 +63,15 @@ type ST struct {
 // stream makes a sharded stream of n shards.
 func (t *ST) stream(n int) xstream.ShardedEngine {
 	t.Helper()
+	return t.target(n).Engine
+}
+
+// target makes a sharded stream of n shards, with its clock's Advance.
+func (t *ST) target(n int) ShardedTarget {
+	t.Helper()
 	target := t.newStream(t.T, xstream.ShardedArgs{Shards: n})
 	require.NotNil(t, target.Engine, "the ShardedFactory returned no Engine")
-	return target.Engine
+	return target
 }
 
 // shardName is the Kinesis ID of shard number n.
@@ -481,6 +490,10 @@ var shardedCases = []shardedCase{
 		require.ErrorIs(t, err, xstream.ErrNoGroup)
 	}},
 	{"GroupsEmptyIntermediate", emptyIntermediate},
+	{"GroupsClaimDeadConsumer", claimDeadConsumer},
+	{"GroupsClaimCount", claimCount},
+	{"GroupsClaimBadArgs", claimBadArgs},
+	{"GroupsClaimBlocked", claimBlocked},
 	{"OrderAcrossGenerations", func(t *ST) { shardOrder(t, 1, 300) }},
 	{"Retention", func(t *ST) {
 		e := t.stream(1)

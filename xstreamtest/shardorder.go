@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -97,7 +98,9 @@ func emptyIntermediate(t *ST) {
 // seed, so that a failure reproduces) of puts of a few keys, splits of
 // the shard owning a key (often still empty), merges and UpdateShardCount,
 // reads of a StrictOrder group and of a group without it with small
-// counts, acknowledgements in random order, and reads of a
+// counts (one in four with Claim and a ClaimMinIdle of 0, which takes
+// over every pending record), acknowledgements in random order, and
+// reads of a
 // parent-before-child reader; then it acknowledges and reads everything
 // left. It checks that
 //
@@ -105,6 +108,9 @@ func emptyIntermediate(t *ST) {
 //     with StrictOrder, a record only after every earlier record of its
 //     key in another shard was acknowledged;
 //   - the reader reads a key's records in put order, each once;
+//   - a read with Claim first takes over the group's pending records, in
+//     shard and sequence number order, up to its count, each reporting
+//     how many times it was delivered before, and new records after;
 //   - none of them stalls: a group with records left delivers one when
 //     nothing it delivered is pending (with StrictOrder) or at once
 //     (without), and the reader reads one;
@@ -136,6 +142,7 @@ type orderModel struct {
 	reader xstream.RecordReader
 	read   map[string]int // by key: records read
 	total  int            // records put
+	claims *rand.Rand     // whether a group read claims, apart from rng so that the reshards are the same
 }
 
 // groupModel is what a group delivered and what was acknowledged.
@@ -149,10 +156,12 @@ type groupModel struct {
 	where     map[xstream.RecordRef]orderedRecord // pending records' key and number
 }
 
-// orderedRecord is a record's key and number among the key's records.
+// orderedRecord is a record's key and number among the key's records,
+// and how many times it was delivered.
 type orderedRecord struct {
-	key string
-	n   int
+	key   string
+	n     int
+	times int64
 }
 
 // maxOpen bounds the OPEN shards, so that the tree grows deep rather
@@ -163,6 +172,7 @@ func newOrderModel(t *ST, seed uint64) *orderModel {
 	m := &orderModel{
 		t: t, e: t.stream(1), rng: rand.New(rand.NewPCG(seed, 0x5eed)),
 		keys: []string{"k0", "k1", "k2", "k3", "k4", "k5"}, shards: map[string][]string{}, read: map[string]int{},
+		claims: rand.New(rand.NewPCG(seed, 0xc1a1)),
 	}
 	t.Logf("seed %d", seed)
 	for _, strict := range []bool{true, false} {
@@ -243,18 +253,46 @@ func (m *orderModel) openByStart() []xstream.ShardInfo {
 }
 
 // readGroup reads up to count records of group g and checks them; it
-// returns how many it got.
+// returns how many new records it got. One read in four is with Claim
+// and a ClaimMinIdle of 0: it must first take over the group's pending
+// records, by shard and sequence number, each with the number of times
+// it was delivered, so that it never returns nothing while a record is
+// pending.
 func (m *orderModel) readGroup(g *groupModel, count int) int {
 	t := m.t
-	recs, err := m.e.ReadGroup(t.ctx, g.name, "c"+strconv.Itoa(m.rng.IntN(2)), xstream.ReadGroupArgs{Count: count})
+	claim := m.claims.IntN(4) == 0
+	recs, err := m.e.ReadGroup(t.ctx, g.name, "c"+strconv.Itoa(m.rng.IntN(2)), xstream.ReadGroupArgs{Count: count, Claim: claim})
 	require.NoError(t, err)
 	require.LessOrEqual(t, len(recs), count)
-	if len(recs) == 0 && g.delivered < m.total && (!g.strict || len(g.pending) == 0) {
+	taken := 0
+	if claim {
+		pending := slices.Clone(g.pending)
+		slices.SortFunc(pending, func(a, b xstream.Record) int {
+			if c := strings.Compare(a.ShardID, b.ShardID); c != 0 {
+				return c
+			}
+			return a.SequenceNumber.Compare(b.SequenceNumber)
+		})
+		taken = min(count, len(pending))
+		require.GreaterOrEqual(t, len(recs), taken, "group %s: a read with Claim took %d of %d pending records", g.name, len(recs), len(pending))
+		for i, r := range recs[:taken] {
+			ref := xstream.RecordRef{ShardID: r.ShardID, SequenceNumber: r.SequenceNumber}
+			require.Equal(t, xstream.RecordRef{ShardID: pending[i].ShardID, SequenceNumber: pending[i].SequenceNumber}, ref,
+				"group %s: claimed record %d", g.name, i)
+			or := g.where[ref]
+			require.Equal(t, or.times, r.Deliveries, "group %s: deliveries of claimed record %s of %s", g.name, r.SequenceNumber, r.ShardID)
+			or.times++
+			g.where[ref] = or
+		}
+		recs = recs[taken:]
+	}
+	if len(recs) == 0 && taken < count && g.delivered < m.total && (!g.strict || len(g.pending) == 0) {
 		t.Fatalf("group %s stalled: %d of %d records delivered, %d pending", g.name, g.delivered, m.total, len(g.pending))
 	}
 	for _, r := range recs {
 		k, n := m.parse(r)
 		require.Equal(t, g.next[k], n, "group %s: key %s out of order or duplicated (record %s of %s)", g.name, k, r.SequenceNumber, r.ShardID)
+		require.Zero(t, r.Deliveries, "group %s: a new record", g.name)
 		if g.strict {
 			for i, sh := range m.shards[k][:n] {
 				if sh != r.ShardID && !g.acked[k][i] {
@@ -265,7 +303,7 @@ func (m *orderModel) readGroup(g *groupModel, count int) int {
 		g.next[k] = n + 1
 		g.delivered++
 		g.pending = append(g.pending, r)
-		g.where[xstream.RecordRef{ShardID: r.ShardID, SequenceNumber: r.SequenceNumber}] = orderedRecord{k, n}
+		g.where[xstream.RecordRef{ShardID: r.ShardID, SequenceNumber: r.SequenceNumber}] = orderedRecord{k, n, 1}
 	}
 	return len(recs)
 }
