@@ -762,8 +762,9 @@ func TestLeaseWorkersGrandparentFirst(t *testing.T) {
 		events := make(chan string, 100)
 		var workers []chan error
 		wctx, cancel := context.WithCancel(ctx)
+		table := xstream.NewLeaseTable()
 		for i := range 3 {
-			w, err := xstream.NewWorker(xstream.LocalSharded(ss), xstream.NewLeaseTable(), func(shardID string) xstream.ShardProcessor {
+			w, err := xstream.NewWorker(xstream.LocalSharded(ss), table, func(shardID string) xstream.ShardProcessor {
 				p := &recordingProc{events: events}
 				if shardID == "shardId-000000000000" {
 					p.delay = 5 * time.Second
@@ -774,7 +775,6 @@ func TestLeaseWorkersGrandparentFirst(t *testing.T) {
 			done := make(chan error, 1)
 			go func() { done <- w.Run(wctx) }()
 			workers = append(workers, done)
-			break // one table per worker would be three applications: one worker
 		}
 		var got []string
 		for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(time.Second) {
