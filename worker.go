@@ -74,9 +74,9 @@ type WorkerOptions struct {
 	// after which a dead worker's leases are taken over, and the delay
 	// before a stolen lease is processed (DefaultLeaseDuration).
 	LeaseDuration time.Duration
-	// RenewPeriod is how often the worker renews its leases and looks
-	// for leases to take: LeaseDuration/3 by default; it must be shorter
-	// than LeaseDuration.
+	// RenewPeriod is how often the worker renews its leases (it looks
+	// for leases to take twice as often): LeaseDuration/3 by default; it
+	// must be shorter than LeaseDuration.
 	RenewPeriod time.Duration
 	// BatchSize is the most records a ProcessRecords call gets, from 1
 	// to 10,000 (DefaultWorkerBatch).
@@ -260,6 +260,8 @@ func (w *Worker) Run(ctx context.Context) error {
 	// The first takes wait a renewal period, for the workers started at
 	// the same time to see each other (and share the leases without
 	// steals).
+	// Scans come twice per renewal period, so that a lease's counter is
+	// seen within half a period of its last change.
 	nextRenew, takeFrom := time.Now(), time.Now().Add(w.opt.RenewPeriod)
 	for ctx.Err() == nil {
 		if !time.Now().Before(nextRenew) {
@@ -269,7 +271,10 @@ func (w *Worker) Run(ctx context.Context) error {
 		}
 		w.reap()
 		wake := w.scan(ctx, &wg, !time.Now().Before(takeFrom))
-		if wake.IsZero() || nextRenew.Before(wake) {
+		if next := time.Now().Add(w.opt.RenewPeriod / 2); wake.IsZero() || next.Before(wake) {
+			wake = next
+		}
+		if nextRenew.Before(wake) {
 			wake = nextRenew
 		}
 		timer.Reset(time.Until(wake))
