@@ -788,6 +788,7 @@ func (h *holding) run(runCtx context.Context) {
 	}
 	h.mu.Lock()
 	from := h.lease.Checkpoint
+	h.delivered = from.SequenceNumber // a Checkpoint before any record keeps it
 	h.mu.Unlock()
 	p := w.newProc(h.id)
 	cp := &Checkpointer{h: h}

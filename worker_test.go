@@ -815,3 +815,36 @@ func ownerOf(t *testing.T, ss *xstream.ShardedStream, pk string) string {
 	t.Fatalf("no OPEN shard owns %s", pk)
 	return ""
 }
+
+// TestLeaseWorkersCheckpointKept: a holder that starts from a checkpoint
+// and checkpoints before it got any record (here in Shutdown) keeps the
+// checkpoint where it was.
+func TestLeaseWorkersCheckpointKept(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := t.Context()
+		ss, err := xstream.NewShardedStream(xstream.ShardedArgs{Shards: 1}, xstream.WithClock(time.Now))
+		require.NoError(t, err)
+		r, err := ss.Put("k", xstream.PutArgs{}, xstream.Fields("n", "0")...)
+		require.NoError(t, err)
+		table := xstream.NewLeaseTable()
+		_, err = table.CreateLease(ctx, r.ShardID)
+		require.NoError(t, err)
+		_, err = table.UpdateLease(ctx, xstream.Lease{Checkpoint: xstream.Checkpoint{ShardID: r.ShardID, SequenceNumber: r.SequenceNumber}})
+		require.NoError(t, err)
+		events := make(chan string, 10)
+		w, err := xstream.NewWorker(xstream.LocalSharded(ss), table, func(string) xstream.ShardProcessor {
+			return &recordingProc{events: events}
+		}, xstream.WorkerOptions{LeaseDuration: 3 * time.Second})
+		require.NoError(t, err)
+		wctx, cancel := context.WithCancel(ctx)
+		done := make(chan error)
+		go func() { done <- w.Run(wctx) }()
+		time.Sleep(2 * time.Second)
+		cancel()
+		require.NoError(t, <-done)
+		require.Equal(t, []string{"init " + r.ShardID + " " + r.SequenceNumber.String(), "shutdown " + r.ShardID}, drain(events))
+		ls, err := table.Leases(ctx)
+		require.NoError(t, err)
+		require.Equal(t, xstream.Checkpoint{ShardID: r.ShardID, SequenceNumber: r.SequenceNumber}, ls[0].Checkpoint)
+	})
+}
