@@ -19,7 +19,7 @@ func BenchmarkLeaseWorkers(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				xstreamtest.BenchLeaseWorkers(b, xstream.LocalSharded(ss), xstream.NewLeaseTable, workers)
+				xstreamtest.BenchLeaseWorkers(b, xstream.LocalSharded(ss), func(string) xstream.LeaseTable { return xstream.NewLeaseTable() }, workers)
 			})
 		}
 	}

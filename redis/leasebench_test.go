@@ -17,8 +17,8 @@ func BenchmarkLeaseWorkers(b *testing.B) {
 		for _, workers := range []int{1, 2} {
 			b.Run(fmt.Sprintf("cluster/shards=%d/workers=%d", shards, workers), func(b *testing.B) {
 				s, _ := newSharded(b, "cluster", xstream.ShardedArgs{Shards: shards})
-				xstreamtest.BenchLeaseWorkers(b, s, func() xstream.LeaseTable {
-					lt, err := s.LeaseTable("bench")
+				xstreamtest.BenchLeaseWorkers(b, s, func(app string) xstream.LeaseTable {
+					lt, err := s.LeaseTable(app)
 					if err != nil {
 						b.Fatal(err)
 					}
