@@ -235,24 +235,32 @@ func (p *trackProc) ProcessRecords(ctx context.Context, records []xstream.Record
 	if p.onBatch != nil {
 		p.onBatch()
 	}
-	if err := cp.Checkpoint(ctx); errors.Is(err, xstream.ErrLeaseLost) {
-		tr.mu.Lock()
-		tr.fenced++
-		tr.mu.Unlock()
-	} else if err != nil && !tr.isDead(p.worker) {
-		return err
-	}
-	return nil
+	return p.checkpoint(ctx, cp)
 }
 
-func (tr *tracker) isDead(worker string) bool {
+// checkpoint checkpoints and checks that a checkpoint is accepted only
+// from the shard's holder: once another worker holds it, it fails with
+// ErrLeaseLost. (Under synctest no time passes between the write and
+// the check, and another holder starts a lease duration after a take.)
+func (p *trackProc) checkpoint(ctx context.Context, cp *xstream.Checkpointer) error {
+	tr := p.tr
+	err := cp.Checkpoint(ctx)
 	tr.mu.Lock()
 	defer tr.mu.Unlock()
-	return tr.dead[worker]
+	switch {
+	case tr.dead[p.worker]:
+		return nil
+	case errors.Is(err, xstream.ErrLeaseLost):
+		tr.fenced++
+		return nil
+	case err == nil && tr.holder[p.shard] != p.worker:
+		tr.failf("%s: a checkpoint of %s accepted while %q holds it", p.shard, p.worker, tr.holder[p.shard])
+	}
+	return err
 }
 
 func (p *trackProc) ShardEnded(ctx context.Context, cp *xstream.Checkpointer) error {
-	err := cp.Checkpoint(ctx)
+	err := p.checkpoint(ctx, cp)
 	p.end()
 	return err
 }
@@ -260,7 +268,7 @@ func (p *trackProc) ShardEnded(ctx context.Context, cp *xstream.Checkpointer) er
 func (p *trackProc) LeaseLost(ctx context.Context) { p.end() }
 
 func (p *trackProc) Shutdown(ctx context.Context, cp *xstream.Checkpointer) {
-	cp.Checkpoint(ctx)
+	p.checkpoint(ctx, cp)
 	p.end()
 }
 
@@ -337,7 +345,9 @@ func bigHashKey(h xstream.HashKey) *big.Int {
 // is killed (its table calls fail from then on and its processors' calls
 // no longer count, as after a SIGKILL) and a fourth one starts. It
 // checks that every record is processed at least once, a shard never by
-// two live holders at once, each key's records in order, the killed
+// two live holders at once, each key's records in order, a checkpoint
+// accepted only from the shard's holder (others are fenced with
+// ErrLeaseLost), the killed
 // worker's shards taken over within a lease duration plus a renewal
 // period, the leases balanced (max - min <= 1) once stable, and that
 // Run leaves no goroutine behind (synctest.Test waits for them).
