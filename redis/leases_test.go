@@ -235,8 +235,8 @@ func (l *workerLog) read(t *testing.T, worker string, r io.Reader, done chan<- s
 // TestLeaseWorkersAcrossProcesses: on a 3-master cluster, three worker
 // processes of one application share a sharded stream while two producer
 // processes put records with per-key sequence numbers and a resharder
-// process splits, merges and rescales; after 3 s the worker holding the
-// most leases is killed with SIGKILL and a fourth one starts. Then:
+// process splits, merges and rescales; after 3 s the worker processing
+// the most shards is killed with SIGKILL and a fourth one starts. Then:
 // every record was processed at least once; a shard was never processed
 // by two live lease holders at once (the intervals from a processor's
 // Initialize to its last call, the killed worker's ending at its death,
@@ -286,16 +286,30 @@ func TestLeaseWorkersAcrossProcesses(t *testing.T) {
 	resharder := run("resharder", "XREDIS_N=12")
 	require.NoError(t, resharder.Start())
 
-	// The kill, of the worker holding the most leases, and a new worker.
+	// The kill, of the worker processing the most shards (3 s after the
+	// start, or once one processes a shard: a process takes a while to
+	// start on a loaded machine), and a new worker.
 	time.Sleep(3 * time.Second)
 	victim := ""
-	log.mu.Lock()
-	for id, n := range log.held {
-		if victim == "" || n > log.held[victim] {
-			victim = id
+	for deadline := time.Now().Add(30 * time.Second); victim == ""; time.Sleep(50 * time.Millisecond) {
+		require.True(t, time.Now().Before(deadline), "no worker processes a shard 33 s after the start")
+		processing := map[string]int{}
+		log.mu.Lock()
+		for _, ev := range log.events {
+			switch ev.kind {
+			case "init":
+				processing[ev.worker]++
+			case "end":
+				processing[ev.worker]--
+			}
+		}
+		log.mu.Unlock()
+		for id, n := range processing {
+			if n > 0 && (victim == "" || n > processing[victim]) {
+				victim = id
+			}
 		}
 	}
-	log.mu.Unlock()
 	killedFrom := time.Now().UnixNano()
 	require.NoError(t, workers[victim].cmd.Process.Signal(syscall.SIGKILL))
 	workers[victim].cmd.Wait()
@@ -433,7 +447,9 @@ func TestLeaseWorkersAcrossProcesses(t *testing.T) {
 	require.NoError(t, err)
 	all, err := s.ListShards(bg(), xstream.ShardFilter{})
 	require.NoError(t, err)
+	require.NotEmpty(t, orphans, "the killed worker was processing shards")
 	var slowest time.Duration
+	taken := 0
 	for _, sh := range orphans {
 		var at int64
 		for _, iv := range byShard[sh] {
@@ -452,13 +468,14 @@ func TestLeaseWorkersAcrossProcesses(t *testing.T) {
 		took := time.Duration(at - killedFrom)
 		require.LessOrEqual(t, took, leaseDuration+leaseRenew+100*time.Millisecond, "%s taken over %s after the kill", sh, took)
 		slowest = max(slowest, took)
+		taken++
 	}
 	want := 0
 	for _, n := range perKey {
 		want += n
 	}
-	t.Logf("%d records put, %d processed, %d shards, %d leases taken, %d checkpoints fenced; killed %s holding %d shards, taken over within %s; balance %v; %d errors handled",
-		want, recs, len(all), inits, fenced, victim, len(orphans), slowest, held, len(log.errs))
+	t.Logf("%d records put, %d processed, %d shards, %d leases taken, %d checkpoints fenced; killed %s processing %d shards, %d taken over (the others needed no more processing), the last %s after the kill; balance %v; %d errors handled",
+		want, recs, len(all), inits, fenced, victim, len(orphans), taken, slowest, held, len(log.errs))
 	for i, e := range log.errs {
 		if i < 10 {
 			t.Log(e)
