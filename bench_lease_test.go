@@ -1,7 +1,6 @@
 package xstream_test
 
 import (
-	"fmt"
 	"testing"
 
 	"github.com/xstreamgo/xstream"
@@ -12,15 +11,11 @@ import (
 // this process against the parent-before-child reader on the same
 // in-memory sharded stream (see xstreamtest.BenchLeaseWorkers).
 func BenchmarkLeaseWorkers(b *testing.B) {
-	for _, shards := range []int{1, 4} {
-		for _, workers := range []int{1, 2} {
-			b.Run(fmt.Sprintf("local/shards=%d/workers=%d", shards, workers), func(b *testing.B) {
-				ss, err := xstream.NewShardedStream(xstream.ShardedArgs{Shards: shards})
-				if err != nil {
-					b.Fatal(err)
-				}
-				xstreamtest.BenchLeaseWorkers(b, xstream.LocalSharded(ss), func(string) xstream.LeaseTable { return xstream.NewLeaseTable() }, workers)
-			})
+	xstreamtest.RunLeaseWorkerBenchmarks(b, "local", func(b *testing.B, shards int) (xstream.ShardedEngine, func(string) xstream.LeaseTable) {
+		ss, err := xstream.NewShardedStream(xstream.ShardedArgs{Shards: shards})
+		if err != nil {
+			b.Fatal(err)
 		}
-	}
+		return xstream.LocalSharded(ss), func(string) xstream.LeaseTable { return xstream.NewLeaseTable() }
+	})
 }

@@ -2,6 +2,7 @@ package xstreamtest
 
 import (
 	"context"
+	"fmt"
 	"runtime"
 	"slices"
 	"strconv"
@@ -12,6 +13,21 @@ import (
 
 	"github.com/xstreamgo/xstream"
 )
+
+// RunLeaseWorkerBenchmarks runs BenchLeaseWorkers as the sub-benchmarks
+// "<kind>/shards=S/workers=W" for 1 and 4 shards and 1 and 2 workers,
+// each on a sharded stream of S shards that newStream makes, with the
+// lease tables (one per application) it returns.
+func RunLeaseWorkerBenchmarks(b *testing.B, kind string, newStream func(b *testing.B, shards int) (xstream.ShardedEngine, func(app string) xstream.LeaseTable)) {
+	for _, shards := range []int{1, 4} {
+		for _, workers := range []int{1, 2} {
+			b.Run(fmt.Sprintf("%s/shards=%d/workers=%d", kind, shards, workers), func(b *testing.B) {
+				e, tables := newStream(b, shards)
+				BenchLeaseWorkers(b, e, tables, workers)
+			})
+		}
+	}
+}
 
 // BenchLeaseWorkers measures how many records per second go through lease
 // workers (xstream.Worker) against the parent-before-child reader on the
