@@ -25,6 +25,8 @@ type DB struct {
 
 	limits    store.Limits // set by SetNodeSize, for the streams made later
 	limitsSet bool
+
+	leases sync.Map // lease tables by stream name (DB.LeaseTable)
 }
 
 // NewDB returns an empty DB. Its options apply to every stream it creates.

@@ -129,6 +129,18 @@
 //	r, err := ss.NewReader()
 //	recs, err := r.Read(ctx, xstream.ReadArgs{Count: 100, Block: time.Second})
 //
+// Workers share a sharded stream as the Kinesis Client Library's do: a
+// Worker of an application takes leases on shards from a LeaseTable
+// (NewLeaseTable, DB.LeaseTable, or the Redis engine's), runs a
+// ShardProcessor per shard it holds, renews its leases, takes over those
+// of dead workers, balances them with the other workers, processes a
+// child shard only after its ancestors were checkpointed at their end,
+// and refuses checkpoints (ErrLeaseLost) once it lost a lease:
+//
+//	leases, err := db.LeaseTable("sensors", "billing")
+//	w, err := xstream.NewWorker(xstream.LocalSharded(ss), leases, newProcessor, xstream.WorkerOptions{})
+//	err = w.Run(ctx) // until ctx ends
+//
 // # Storage and cost
 //
 // Entries live in blocks of up to 100 entries in one pointer-free byte

@@ -225,4 +225,12 @@
 //   - SaveCheckpoints and LoadCheckpoints keep a reader's checkpoints in
 //     a hash per application, so that a reader of another process resumes
 //     from them.
+//
+//   - LeaseTable is the lease table of an application's
+//     xstream.Workers, the hash "xs:{name}:leases:app" in the slot of the
+//     metadata: one field per shard's lease, "counter|end|sequence
+//     number|owner", and one "worker:<ID>" per live worker; a Lua script
+//     updates a lease if its counter has not moved, so that workers in
+//     any processes share the shards, each leased to one of them at a
+//     time.
 package xredis

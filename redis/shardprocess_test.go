@@ -79,6 +79,8 @@ func TestShardedHelperProcess(t *testing.T) {
 		require.NoError(t, err)
 		fmt.Printf("read %d\n", len(recs))
 		select {}
+	case "lease-producer", "lease-resharder", "lease-worker":
+		leaseRole(t, ctx, e, s, role) // leases_test.go
 	case "resharder":
 		rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 7))
 		for i := 0; n < 0 || i < n; {
@@ -129,6 +131,22 @@ func sortByStart(in []xstream.ShardInfo) {
 	}
 }
 
+// processStream skips the test in -short mode; else it creates a
+// sharded stream of the given shards on the cluster, for a test with
+// helper processes, and returns the cluster's addresses, an engine and
+// the stream.
+func processStream(t *testing.T, shards int) ([]string, xredis.Engine, *xredis.Sharded) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	addrs := serverAddrs(t, "cluster")
+	e := newEngine(t, "cluster")
+	s, err := xredis.CreateSharded(bg(), e, shardedName(t), xstream.ShardedArgs{Shards: shards})
+	require.NoError(t, err)
+	return addrs, e, s
+}
+
 // helper starts this binary in a role.
 func helper(t *testing.T, addrs []string, stream, role string, env ...string) *exec.Cmd {
 	t.Helper()
@@ -149,14 +167,8 @@ func helper(t *testing.T, addrs []string, stream, role string, env ...string) *e
 // records come in order. At the end the OPEN shards partition the key
 // space.
 func TestShardedMultiProcess(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts processes")
-	}
-	addrs := serverAddrs(t, "cluster")
-	e := newEngine(t, "cluster")
-	name := shardedName(t)
-	s, err := xredis.CreateSharded(bg(), e, name, xstream.ShardedArgs{Shards: 2})
-	require.NoError(t, err)
+	addrs, e, s := processStream(t, 2)
+	name := s.Name()
 
 	stop := "{" + name + "}:stop"
 	var producers []*exec.Cmd
