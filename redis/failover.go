@@ -75,8 +75,9 @@ type replicaWait struct {
 // send WAIT replicas timeout after each put (Sharded.Put, PutRecords),
 // Add, Ack (Engine and Sharded) and SaveCheckpoints, on the connection
 // that sent the write, and fail with an error matching ErrNotReplicated
-// when fewer than replicas replicas confirmed it within timeout (whole
-// milliseconds; 0: no timeout of its own, the call's context bounds it).
+// when fewer than replicas replicas confirmed it within timeout (rounded
+// up to whole milliseconds; 0: no timeout of its own, the call's context
+// bounds it).
 // The write still happened on the master: the error says it may not
 // survive a failover.
 //
@@ -99,6 +100,9 @@ func WithReplicaWait(replicas int, timeout time.Duration) Option {
 	return func(c *config) {
 		if replicas < 0 {
 			replicas = 0
+		}
+		if timeout > 0 {
+			timeout = (timeout + time.Millisecond - 1).Truncate(time.Millisecond) // WAIT 0 would be no timeout
 		}
 		c.wait = replicaWait{replicas: int64(replicas), timeout: max(timeout, 0)}
 	}

@@ -644,8 +644,12 @@ func TestFailoverSentinels(t *testing.T) {
 func TestFailoverReplicaWait(t *testing.T) {
 	for _, kind := range []string{"replicated", "redis", "cluster"} {
 		t.Run(kind, func(t *testing.T) {
-			e := newEngine(t, kind, xredis.WithReplicaWait(1, 20*time.Millisecond))
 			confirmed := kind == "replicated"
+			timeout := 20 * time.Millisecond // spent in full where no replica confirms
+			if confirmed {
+				timeout = 5 * time.Second // never reached but on a stalled machine
+			}
+			e := newEngine(t, kind, xredis.WithReplicaWait(1, timeout))
 			check := func(err error) {
 				t.Helper()
 				if confirmed {
@@ -877,6 +881,20 @@ func TestFailoverLaggingReplica(t *testing.T) {
 			defer e.Close()
 			s, err := xredis.CreateSharded(bg(), e, shardedName(t), xstream.ShardedArgs{Shards: 1})
 			require.NoError(t, err)
+			if wait {
+				// The first WAITs after the replica came online may take
+				// longer (a loaded machine, -race): add elsewhere until one
+				// is confirmed.
+				deadline := time.Now().Add(10 * time.Second)
+				for {
+					_, err := e.Add(bg(), shardedName(t)+"-warm", xstream.AddArgs{}, xstream.Fields("a", "1")...)
+					if err == nil {
+						break
+					}
+					require.ErrorIs(t, err, xredis.ErrNotReplicated)
+					require.True(t, time.Now().Before(deadline), "no Add confirmed by the replica in 10s")
+				}
+			}
 			var acked []xstream.ID
 			for i := range 20 {
 				if i == 10 {
