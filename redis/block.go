@@ -165,7 +165,7 @@ func (b *base) blockExact(ctx context.Context, cmds []blockCmd, deadline time.Ti
 		out[k] = w.m
 		data = data || w.m != nil
 		if w.err != nil && !isCtxErr(w.err) && firstErr == nil {
-			firstErr = w.err
+			firstErr = sortFailure(w.err)
 		}
 	}
 	switch {

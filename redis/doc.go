@@ -57,8 +57,9 @@
 //     the error also wraps the *rueidis.RedisError. A NOGROUP for a
 //     missing stream also matches xstream.ErrNoStream, as in the core.
 //     Other Redis errors (WRONGTYPE, ...) come back as the client's
-//     *rueidis.RedisError; connection and context errors pass through
-//     unwrapped.
+//     *rueidis.RedisError; context errors pass through unwrapped, and
+//     connection errors wrapped in a sentinel that says whether the
+//     command may have run (see Failover below).
 //   - A missing stream behaves as in the core (see xstream.Engine): where
 //     the core looks the stream up before it checks the arguments, the
 //     engine asks the server whether the stream exists, on that error
@@ -104,6 +105,49 @@
 // context ends. A server without CLIENT UNBLOCK has the connection closed
 // instead, and such entries stay pending (they can be claimed); xstream's
 // server serves it as Redis 7.0 does.
+//
+// # Failover
+//
+// When a node dies or a cluster fails over, the engine sorts the failure
+// of each command by what it says about the command's effect, and retries
+// what is safe to retry, with a backoff (10 ms doubling up to 200 ms),
+// until the call's context ends:
+//
+//   - A command that did not run (the connection was refused, the cluster
+//     has no node for the slot, or the server answered CLUSTERDOWN,
+//     TRYAGAIN, LOADING, MASTERDOWN, READONLY or NOREPLICAS) is sent again,
+//     whatever it is. When the context ends first, the error matches both
+//     the context's error and ErrNotApplied.
+//   - A command whose connection failed after it may have been sent (EOF,
+//     connection reset, a timeout) is sent again when it is a read or an
+//     idempotent write (XACK, the checkpoints' HSET); other writes (a put's
+//     or an Add's XADD, scripts) fail at once with an error matching
+//     ErrUnknownOutcome: it may or may not have happened.
+//
+// rueidis follows MOVED once its view of the cluster is refreshed (each
+// failure refreshes it), so after a replica is promoted the commands of
+// its slots go to it. The errors keep the client's error inside
+// (errors.Is(err, io.EOF) and errors.As with a *net.OpError still work).
+// A blocked ReadGroup whose connection fails is not retried (what the
+// server delivered is pending); its error is sorted the same way. The
+// retention pass that a sharded stream's calls run now and then is sent
+// once, its failures dropped, so that a dead node holds up only the calls
+// that need it.
+//
+// Redis replicates asynchronously: a master acknowledges a write before
+// its replicas have it, and a write acknowledged just before the master
+// died is lost when a replica that lacked it is promoted. WithReplicaWait
+// makes puts, adds, acks and checkpoint saves wait (WAIT, on the
+// connection of the write) until that many replicas have the write, and
+// fail with ErrNotReplicated otherwise: with it, an acknowledged write
+// survives the promotion of a replica that confirmed it. After a
+// failover, the new master has no replica until one joins it, and writes
+// fail with ErrNotReplicated (having been made on the master) until then.
+// The test TestFailoverShardMaster kills the master of a shard with
+// SIGKILL under four producers putting with WithReplicaWait(1, 200ms): no
+// acknowledged put is lost, the puts resume once the restarted master
+// has joined the promoted replica, and the producers see only these
+// sentinels.
 //
 // # Capabilities and versions
 //

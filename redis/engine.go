@@ -55,6 +55,7 @@ type Option func(*config)
 
 type config struct {
 	blockSlice time.Duration
+	wait       replicaWait
 }
 
 // DefaultBlockSlice is how long one blocking command of a blocked Read or
@@ -81,9 +82,11 @@ func WithBlockSlice(d time.Duration) Option {
 // and xstream's own server have it), except that it is turned off
 // (opt.DisableCache) where rueidis cannot have it: over RESP2
 // (opt.AlwaysRESP2), or when the server refuses it (rueidis.ErrNoCache).
-// The engine's own commands do not use the cache. Close closes the
-// client.
+// The engine's own commands do not use the cache. rueidis's retries are
+// turned off (opt.DisableRetry): the engine retries its commands itself,
+// as ErrNotApplied and ErrUnknownOutcome say. Close closes the client.
 func New(ctx context.Context, opt rueidis.ClientOption, opts ...Option) (Engine, error) {
+	opt.DisableRetry = true // the engine retries (see ErrNotApplied)
 	if opt.AlwaysRESP2 {
 		opt.DisableCache = true
 	}
@@ -110,7 +113,10 @@ func Dial(ctx context.Context, addrs ...string) (Engine, error) {
 
 // NewWithClient returns an Engine that sends its commands through c, an
 // existing client (with DisableCache when the server lacks CLIENT
-// TRACKING). Close leaves c open: it is the caller's.
+// TRACKING). Close leaves c open: it is the caller's. The engine retries
+// its commands as ErrNotApplied and ErrUnknownOutcome say; when c retries
+// reads itself (rueidis's default), a read that c retried until its
+// context ended returns the context's error alone.
 func NewWithClient(ctx context.Context, c rueidis.Client, opts ...Option) (Engine, error) {
 	return newEngine(ctx, c, false, opts)
 }
@@ -118,7 +124,8 @@ func NewWithClient(ctx context.Context, c rueidis.Client, opts ...Option) (Engin
 // base is the Engine of a server without Redis 8's commands; the types
 // below add them.
 type base struct {
-	c       rueidis.Client
+	c       *failoverClient // the commands go through it
+	raw     rueidis.Client  // the client given or made
 	owned   bool
 	cluster bool
 	info    ServerInfo
@@ -162,10 +169,11 @@ func (w withDeleteExNack) Nack(ctx context.Context, stream, group string, mode x
 }
 
 func newEngine(ctx context.Context, c rueidis.Client, owned bool, opts []Option) (Engine, error) {
-	b := &base{c: c, owned: owned, cluster: c.Mode() == rueidis.ClientModeCluster, cfg: config{blockSlice: DefaultBlockSlice}}
+	b := &base{raw: c, owned: owned, cluster: c.Mode() == rueidis.ClientModeCluster, cfg: config{blockSlice: DefaultBlockSlice}}
 	for _, o := range opts {
 		o(&b.cfg)
 	}
+	b.c = newFailoverClient(c, b.cfg.wait)
 	info, err := detect(ctx, c)
 	if err != nil {
 		return nil, err
@@ -227,14 +235,17 @@ func detect(ctx context.Context, c rueidis.Client) (ServerInfo, error) {
 	return info, nil
 }
 
-func (b *base) Client() rueidis.Client { return b.c }
+func (b *base) Client() rueidis.Client { return b.raw }
 func (b *base) Server() ServerInfo     { return b.info }
+
+// failover returns the client the engine's commands go through.
+func (b *base) failover() *failoverClient { return b.c }
 
 // Close closes the client if New or Dial made it; a client given to
 // NewWithClient stays open.
 func (b *base) Close() error {
 	if b.owned {
-		b.c.Close()
+		b.raw.Close()
 	}
 	return nil
 }

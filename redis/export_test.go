@@ -56,3 +56,6 @@ func SplitPartly(ctx context.Context, s *Sharded, shardID string, key xstream.Ha
 
 // StreamKey is the key of shard n's stream.
 func (s *Sharded) StreamKey(n int) string { return s.streamKey(n) }
+
+// Retry is the engine's retry of an operation of several commands.
+var Retry = retry

@@ -63,17 +63,23 @@ func (b *base) DeleteConsumer(ctx context.Context, stream, group, consumer strin
 }
 
 // Ack sends XACK. As in Redis and the core, a missing stream or group
-// acknowledges nothing, before the IDs are looked at (see sendIDs).
+// acknowledges nothing, before the IDs are looked at (see sendIDs). XACK
+// being idempotent, a lost reply sends it again (see ErrUnknownOutcome);
+// with WithReplicaWait, an Ack too few replicas confirmed returns its
+// count and an ErrNotReplicated error.
 func (b *base) Ack(ctx context.Context, stream, group string, ids ...string) (int64, error) {
 	if len(ids) == 0 {
 		return 0, nil
 	}
 	send, perr := sendIDs(ids)
-	n, err := b.c.Do(ctx, b.c.B().Arbitrary("XACK").Keys(stream).Args(group).Args(send...).Build()).AsInt64()
+	// Acknowledging twice is acknowledging once: the engine may send it
+	// again after a lost reply.
+	res, werr := b.c.write1(ctx, b.c.B().Arbitrary("XACK").Keys(stream).Args(group).Args(send...).Build().ToRetryable())
+	n, err := res.AsInt64()
 	if err != nil {
 		return 0, invalidIDs(perr, err)
 	}
-	return n, nil
+	return n, werr
 }
 
 func (b *base) Pending(ctx context.Context, stream, group string) (xstream.PendingSummary, error) {

@@ -151,7 +151,7 @@ func (b *base) xread(pos []readPos, g []int, count int, block int64) rueidis.Com
 		cmd = cmd.Args(pos[i].after)
 	}
 	if block >= 0 {
-		return cmd.Blocking().UnblockOnCancel()
+		return cmd.Blocking().UnblockOnCancel().ToRetryable() // a read: sent again after a failure
 	}
 	return cmd.ReadOnly()
 }

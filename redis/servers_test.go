@@ -32,7 +32,10 @@ import (
 //   - "cluster": a Redis Cluster of three masters on loopback, made with
 //     redis-cli --cluster create;
 //   - "xstream": xstream's own server (module server), in this process;
-//   - "valkey": a standalone valkey-server, like "redis".
+//   - "valkey": a standalone valkey-server, like "redis";
+//   - "replicated": a standalone redis-server with one replica (for the
+//     benchmark of WithReplicaWait; the failover tests make clusters of
+//     their own, see failover_test.go).
 //
 // Without redis-server (valkey-server) on PATH those kinds are skipped. Each test keeps
 // to keys of its own (see keys), so tests share the servers without
@@ -94,12 +97,8 @@ func serverAddrs(t testing.TB, kind string) []string {
 }
 
 func startServer(kind string) ([]string, error) {
-	if scratch == "" {
-		dir, err := os.MkdirTemp("", "xredis-test-")
-		if err != nil {
-			return nil, err
-		}
-		scratch = dir
+	if err := makeScratch(); err != nil {
+		return nil, err
 	}
 	switch kind {
 	case "xstream":
@@ -129,8 +128,27 @@ func startServer(kind string) ([]string, error) {
 			return nil, fmt.Errorf("redis-server: %w", errNoServer)
 		}
 		return startCluster(path, 3)
+	case "replicated":
+		path, err := exec.LookPath("redis-server")
+		if err != nil {
+			return nil, fmt.Errorf("redis-server: %w", errNoServer)
+		}
+		return startReplicated(path)
 	}
 	return nil, fmt.Errorf("unknown server kind %q", kind)
+}
+
+// makeScratch makes the directory of the servers' files, once; the
+// caller holds serversMu.
+func makeScratch() error {
+	if scratch == "" {
+		dir, err := os.MkdirTemp("", "xredis-test-")
+		if err != nil {
+			return err
+		}
+		scratch = dir
+	}
+	return nil
 }
 
 func freePort() (int, error) {
@@ -155,6 +173,16 @@ func portFree(p int) bool {
 // in a log file of scratch, and returns once it accepts connections. The
 // server is stopped by its process ID at the end of the tests.
 func startRedis(path string, port int, extra ...string) error {
+	cmd, err := startNode(path, port, extra...)
+	if cmd != nil {
+		stops = append(stops, func() { stopNode(cmd) })
+	}
+	return err
+}
+
+// startNode runs redis-server as startRedis does and returns its process,
+// which the caller stops (stopNode), also when it did not come up.
+func startNode(path string, port int, extra ...string) (*exec.Cmd, error) {
 	p := strconv.Itoa(port)
 	logPath := filepath.Join(scratch, "redis-"+p+".log")
 	args := append([]string{"--port", p, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
@@ -163,23 +191,25 @@ func startRedis(path string, port int, extra ...string) error {
 	cmd.Dir = scratch
 	dieWithTest(cmd)
 	if err := cmd.Start(); err != nil {
-		return err
+		return nil, err
 	}
-	stops = append(stops, func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-	})
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		if c, err := net.DialTimeout("tcp", "127.0.0.1:"+p, time.Second); err == nil {
 			c.Close()
-			return nil
+			return cmd, nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("redis-server on port %s did not start in 20s; its log:\n%s", p, tail(logPath))
+			return cmd, fmt.Errorf("redis-server on port %s did not start in 20s; its log:\n%s", p, tail(logPath))
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// stopNode kills a server by its process ID and waits for it.
+func stopNode(cmd *exec.Cmd) {
+	cmd.Process.Kill()
+	cmd.Wait()
 }
 
 func tail(path string) string {
@@ -190,11 +220,70 @@ func tail(path string) string {
 	return string(b)
 }
 
+// startReplicated runs a standalone redis-server with one replica and
+// returns the master's address once the replica's link is up.
+func startReplicated(path string) ([]string, error) {
+	var ports [2]int
+	for i := range ports {
+		p, err := freePort()
+		if err != nil {
+			return nil, err
+		}
+		ports[i] = p
+	}
+	if err := startRedis(path, ports[0]); err != nil {
+		return nil, err
+	}
+	dir := filepath.Join(scratch, "replica-"+strconv.Itoa(ports[1])) // for the RDB of its sync
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	if err := startRedis(path, ports[1], "--dir", dir, "--replicaof", "127.0.0.1", strconv.Itoa(ports[0])); err != nil {
+		return nil, err
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		out, _ := exec.Command("redis-cli", "-p", strconv.Itoa(ports[0]), "info", "replication").Output()
+		if replicated(out) {
+			return []string{"127.0.0.1:" + strconv.Itoa(ports[0])}, nil
+		}
+		if time.Now().After(deadline) {
+			p := filepath.Join(scratch, "redis-"+strconv.Itoa(ports[1])+".log")
+			return nil, fmt.Errorf("the replica on port %d did not link up in 20s:\n%s", ports[1], tail(p))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// replicated reports whether INFO replication (out) shows a replica whose
+// link is up, or a master with its replicas online: counted by WAIT,
+// which a master does only after a replica's first ACK.
+func replicated(out []byte) bool {
+	if bytes.Contains(out, []byte("role:master")) {
+		return bytes.Contains(out, []byte("state=online")) && !bytes.Contains(out, []byte("state=wait")) &&
+			!bytes.Contains(out, []byte("state=send"))
+	}
+	return bytes.Contains(out, []byte("master_link_status:up"))
+}
+
 // startCluster runs n redis-server nodes in cluster mode on ports P..P+n-1
 // whose cluster bus ports (P+10000 on) are free too and below the
 // ephemeral range, makes them a cluster of masters, and waits until every
 // node reports cluster_state:ok.
 func startCluster(path string, n int) ([]string, error) {
+	return makeCluster(n, 0, 5000, func(port int, extra ...string) error {
+		return startRedis(path, port, extra...)
+	})
+}
+
+// makeCluster starts masters*(1+replicas) nodes with start (given the
+// port and the cluster options), makes them a cluster of masters masters
+// with replicas replicas each and cluster-node-timeout nodeTimeout ms,
+// and waits until every node reports cluster_state:ok and knows every
+// master and, with replicas, until every replica's link to its master is
+// up.
+func makeCluster(masters, replicas, nodeTimeout int, start func(port int, extra ...string) error) ([]string, error) {
+	n := masters * (1 + replicas)
 	base := 0
 	for try := 0; try < 50 && base == 0; try++ {
 		p := 12000 + rand.IntN(8000)
@@ -212,9 +301,9 @@ func startCluster(path string, n int) ([]string, error) {
 	var addrs, logs []string
 	for i := range n {
 		p := strconv.Itoa(base + i)
-		if err := startRedis(path, base+i, "--cluster-enabled", "yes",
+		if err := start(base+i, "--cluster-enabled", "yes",
 			"--cluster-config-file", filepath.Join(scratch, "nodes-"+p+".conf"),
-			"--cluster-node-timeout", "5000"); err != nil {
+			"--cluster-node-timeout", strconv.Itoa(nodeTimeout)); err != nil {
 			return nil, err
 		}
 		addrs = append(addrs, "127.0.0.1:"+p)
@@ -229,35 +318,47 @@ func startCluster(path string, n int) ([]string, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	args := append(append([]string{"--cluster", "create"}, addrs...), "--cluster-replicas", "0", "--cluster-yes")
+	args := append(append([]string{"--cluster", "create"}, addrs...), "--cluster-replicas", strconv.Itoa(replicas), "--cluster-yes")
 	if out, err := exec.CommandContext(ctx, "redis-cli", args...).CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("redis-cli --cluster create: %v\n%s\n%s", err, out, nodeLogs())
 	}
-	for _, a := range addrs {
-		_, port, _ := net.SplitHostPort(a)
-		for {
-			out, _ := exec.CommandContext(ctx, "redis-cli", "-p", port, "cluster", "info").Output()
-			if bytes.Contains(out, []byte("cluster_state:ok")) {
-				break
+	waitAll := func(what string, cmd []string, ok func(out []byte) bool) error {
+		for _, a := range addrs {
+			_, port, _ := net.SplitHostPort(a)
+			for {
+				out, _ := exec.CommandContext(ctx, "redis-cli", append([]string{"-p", port}, cmd...)...).Output()
+				if ok(out) {
+					break
+				}
+				if ctx.Err() != nil {
+					return fmt.Errorf("node %s: %s not seen in 60s:\n%s\n%s", a, what, out, nodeLogs())
+				}
+				time.Sleep(100 * time.Millisecond)
 			}
-			if ctx.Err() != nil {
-				return nil, fmt.Errorf("node %s: no cluster_state:ok in 60s:\n%s\n%s", a, out, nodeLogs())
-			}
-			time.Sleep(100 * time.Millisecond)
 		}
+		return nil
+	}
+	if err := waitAll("cluster_state:ok", []string{"cluster", "info"}, func(out []byte) bool {
+		return bytes.Contains(out, []byte("cluster_state:ok"))
+	}); err != nil {
+		return nil, err
 	}
 	// Every node must also know every slot's owner.
-	for _, a := range addrs {
-		_, port, _ := net.SplitHostPort(a)
-		for {
-			out, _ := exec.CommandContext(ctx, "redis-cli", "-p", port, "cluster", "shards").Output()
-			if c := bytes.Count(out, []byte("master")); c >= n {
-				break
-			}
-			if ctx.Err() != nil {
-				return nil, fmt.Errorf("node %s does not see %d masters:\n%s", a, n, nodeLogs())
-			}
-			time.Sleep(100 * time.Millisecond)
+	if err := waitAll(strconv.Itoa(masters)+" masters", []string{"cluster", "shards"}, func(out []byte) bool {
+		return bytes.Count(out, []byte("master")) >= masters
+	}); err != nil {
+		return nil, err
+	}
+	if replicas > 0 {
+		if err := waitAll(strconv.Itoa(masters*replicas)+" replicas", []string{"cluster", "nodes"}, func(out []byte) bool {
+			return bytes.Count(out, []byte("slave")) >= masters*replicas
+		}); err != nil {
+			return nil, err
+		}
+		// A replica's link must be up, and a master must count its
+		// replica online (after the replica's first ACK), as WAIT does.
+		if err := waitAll("the replication link up", []string{"info", "replication"}, replicated); err != nil {
+			return nil, err
 		}
 	}
 	return addrs, nil

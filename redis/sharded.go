@@ -26,7 +26,7 @@ import (
 // ApplyRetention).
 type Sharded struct {
 	e       Engine
-	c       rueidis.Client
+	c       *failoverClient
 	name    string
 	metaKey string
 	events  string // the stream that each published map adds an event to
@@ -89,7 +89,7 @@ func newSharded(e Engine, name string, opts []ShardedOption) (*Sharded, error) {
 	}
 	var b [8]byte
 	rand.Read(b[:])
-	s := &Sharded{e: e, c: e.Client(), name: name, metaKey: metaKey(name), events: eventsKey(name), id: hex.EncodeToString(b[:]),
+	s := &Sharded{e: e, c: clientOf(e), name: name, metaKey: metaKey(name), events: eventsKey(name), id: hex.EncodeToString(b[:]),
 		cfg: shardedConfig{clock: time.Now, lease: DefaultReshardLease}}
 	for _, o := range opts {
 		o(&s.cfg)

@@ -1,6 +1,7 @@
 package xredis
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"math"
@@ -418,21 +419,26 @@ func (s *Sharded) refsOf(ctx context.Context, group string, refs []xstream.Recor
 
 // Ack acknowledges records of group and returns how many were pending.
 // It fails, changing nothing, with ErrNoGroup, ErrShardNotFound or
-// ErrShardExpired. One XACK per shard named.
+// ErrShardExpired. One XACK per shard named (sent again after a lost
+// reply, and followed by WAIT with WithReplicaWait: see Engine.Ack; an
+// ErrNotReplicated of one shard is returned once every shard is acked).
 func (s *Sharded) Ack(ctx context.Context, group string, refs ...xstream.RecordRef) (int64, error) {
 	ids, order, err := s.refsOf(ctx, group, refs)
 	if err != nil {
 		return 0, err
 	}
 	var total int64
+	var notReplicated error // the first; the other shards are acked still
 	for _, n := range order {
 		k, err := s.e.Ack(ctx, s.streamKey(n), group, ids[n]...)
-		if err != nil && !errors.Is(err, xstream.ErrNoGroup) {
+		if errors.Is(err, ErrNotReplicated) {
+			notReplicated = cmp.Or(notReplicated, err)
+		} else if err != nil && !errors.Is(err, xstream.ErrNoGroup) {
 			return total, err
 		}
 		total += k
 	}
-	return total, nil
+	return total, notReplicated
 }
 
 // Pending returns the pending summary of group on every live shard with

@@ -99,8 +99,14 @@ func (s *Sharded) reroute(ctx context.Context, m *shardMap, n int) (*shardMap, e
 //
 // It fails, changing nothing, with ErrInvalidPartitionKey (empty, or more
 // than 256 characters), ErrInvalidHashKey or ErrNoFields, or with the
-// server's or the connection's error (then the record may or may not have
-// been added, as with any command whose reply was lost).
+// server's error. A put that could not be sent (the node is down, the
+// cluster is failing over) is sent again until ctx ends (then the error
+// matches ctx's and ErrNotApplied: nothing was added); one whose
+// connection failed after it was sent fails with ErrUnknownOutcome (the
+// record may or may not have been added, and a put again may duplicate
+// it). With WithReplicaWait, a put too few replicas confirmed fails with
+// ErrNotReplicated and still returns its shard and sequence number: the
+// record was added, but a failover may lose it.
 func (s *Sharded) Put(ctx context.Context, partitionKey string, args xstream.PutArgs, fields ...xstream.Field) (xstream.PutResult, error) {
 	h, err := checkPut(partitionKey, args.ExplicitHashKey, fields)
 	if err != nil {
@@ -113,11 +119,11 @@ func (s *Sharded) Put(ctx context.Context, partitionKey string, args xstream.Put
 	s.maybeExpire(ctx)
 	for range maxRoutes {
 		n := m.route(h)
-		r := s.c.Do(ctx, s.putCmd(m, n, partitionKey, fields))
-		if id, ok, err := putReply(r); err != nil {
+		res, werr := s.c.write1(ctx, s.putCmd(m, n, partitionKey, fields))
+		if id, ok, err := putReply(res); err != nil {
 			return xstream.PutResult{}, err
 		} else if ok {
-			return xstream.PutResult{ShardID: shardName(n), SequenceNumber: id}, nil
+			return xstream.PutResult{ShardID: shardName(n), SequenceNumber: id}, werr
 		}
 		if m, err = s.reroute(ctx, m, n); err != nil {
 			return xstream.PutResult{}, err
@@ -149,7 +155,12 @@ func putReply(r rueidis.RedisResult) (xstream.ID, bool, error) {
 // not stop the others. The records go in one pipelined round trip per
 // node (the records of one shard in their order); those refused by a
 // closed shard are routed again, in their order. A batch of a bad size
-// fails with ErrInvalidArgument and stores nothing.
+// fails with ErrInvalidArgument and stores nothing. Failures of the
+// connection are as Put's, record by record; with WithReplicaWait the
+// records go in one round trip per slot, each on a connection of its own
+// followed by WAIT, and a record too few replicas confirmed has its
+// shard, its sequence number and an ErrNotReplicated error (it counts as
+// failed).
 func (s *Sharded) PutRecords(ctx context.Context, records []xstream.PutRecordsEntry) ([]xstream.PutRecordsResult, int, error) {
 	if len(records) == 0 || len(records) > maxPutRecords {
 		return nil, 0, errorf(xstream.ErrInvalidArgument, "a batch holds 1 to %d records, got %d", maxPutRecords, len(records))
@@ -187,7 +198,8 @@ func (s *Sharded) PutRecords(ctx context.Context, records []xstream.PutRecordsEn
 		}
 		var again []int
 		refused := -1
-		for k, r := range s.c.DoMulti(ctx, cmds...) {
+		res, werr := s.c.write(ctx, cmds...)
+		for k, r := range res {
 			i := todo[k]
 			id, ok, err := putReply(r)
 			switch {
@@ -195,6 +207,9 @@ func (s *Sharded) PutRecords(ctx context.Context, records []xstream.PutRecordsEn
 				out[i].Err = err
 			case ok:
 				out[i] = xstream.PutRecordsResult{ShardID: shardName(shards[k]), SequenceNumber: id}
+				if werr != nil {
+					out[i].Err = werr[k]
+				}
 			default:
 				again = append(again, i)
 				refused = shards[k]

@@ -229,7 +229,10 @@ func (s *Sharded) checkpointsKey(app string) string { return "xs:{" + s.name + "
 // LoadCheckpoints and NewReader. It replaces the checkpoints of the
 // shards it names and keeps the others. It fails with ErrInvalidArgument
 // for an empty app or checkpoints of a malformed shard ID. One round
-// trip.
+// trip. A save is idempotent: during a failover it is sent again until
+// it is answered or ctx ends; with WithReplicaWait, a save too few
+// replicas confirmed fails with ErrNotReplicated (it was made on the
+// master; saving again is safe).
 func (s *Sharded) SaveCheckpoints(ctx context.Context, app string, cps []xstream.Checkpoint) error {
 	if app == "" {
 		return errorf(xstream.ErrInvalidArgument, "SaveCheckpoints: the application name is empty")
@@ -248,7 +251,13 @@ func (s *Sharded) SaveCheckpoints(ctx context.Context, app string, cps []xstream
 		}
 		cmd = cmd.FieldValue(cp.ShardID, v)
 	}
-	return mapErr(s.c.Do(ctx, cmd.Build()).Error())
+	// Saving twice is saving once: the engine may send it again after a
+	// lost reply.
+	res, werr := s.c.write1(ctx, cmd.Build().ToRetryable())
+	if err := mapErr(res.Error()); err != nil {
+		return err
+	}
+	return werr
 }
 
 // LoadCheckpoints returns application app's checkpoints as

@@ -42,7 +42,7 @@ func (s *Sharded) maybeExpire(ctx context.Context) {
 	if now < next || !s.nextExpire.CompareAndSwap(next, now+expireEvery) {
 		return
 	}
-	_ = s.expire(ctx, now)
+	_ = s.expire(withoutRetry(ctx), now) // not held up by a failover of one node
 }
 
 // ApplyRetention runs a retention pass now: it drops the records older

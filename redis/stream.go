@@ -25,14 +25,19 @@ func (b *base) Add(ctx context.Context, stream string, args xstream.AddArgs, fie
 	for _, f := range fields {
 		cmd = cmd.Args(f.Name, f.Value)
 	}
-	s, err := b.c.Do(ctx, cmd.Build()).ToString()
+	res, werr := b.c.write1(ctx, cmd.Build())
+	s, err := res.ToString()
 	if err != nil {
 		if rueidis.IsRedisNil(err) {
 			return xstream.ID{}, errorf(xstream.ErrNoStream, "%q", stream)
 		}
 		return xstream.ID{}, mapErr(err)
 	}
-	return xstream.ParseID(s)
+	added, err := xstream.ParseID(s)
+	if err == nil {
+		err = werr
+	}
+	return added, err
 }
 
 func (b *base) addArgs(args xstream.AddArgs, fields []xstream.Field) (string, []string, error) {
