@@ -1,0 +1,73 @@
+package kinesis
+
+import (
+	"context"
+
+	"github.com/xstreamgo/xstream"
+)
+
+// Backend is where a Handler keeps its streams: each Kinesis stream is a
+// sharded stream of the backend's engine, of the same name, and the
+// Kinesis-only state (statuses, tags, consumers, creation times) is a
+// catalog kept in a stream of the backend's named-stream engine, so that
+// it is durable when the DB is and shared when the engine is.
+//
+// LocalBackend is the in-process DB; package kredis has the Redis
+// engine's.
+type Backend interface {
+	// Catalog is the named-stream engine holding the catalog, in the
+	// stream CatalogStream.
+	Catalog() xstream.Engine
+	// Create creates the sharded stream name; it fails with
+	// xstream.ErrResourceInUse when one exists.
+	Create(ctx context.Context, name string, args xstream.ShardedArgs) (xstream.ShardedEngine, error)
+	// Open returns the sharded stream name; it fails with
+	// xstream.ErrNoStream when there is none.
+	Open(ctx context.Context, name string) (xstream.ShardedEngine, error)
+	// Remove deletes the sharded stream name and its records; removing
+	// one that does not exist is not an error.
+	Remove(ctx context.Context, name string) error
+	// Shared reports whether other processes may change the streams, so
+	// that a handler must read the catalog again rather than trust what
+	// it last wrote.
+	Shared() bool
+}
+
+// CatalogStream is the name of the stream, in the backend's named-stream
+// engine, that holds the Kinesis catalog: its last entry, in one field
+// "catalog", is the JSON document of every stream's Kinesis state.
+const CatalogStream = "kinesis:catalog"
+
+// LocalBackend returns the backend of an in-process DB: its sharded
+// streams are the Kinesis streams (one made by Go code with
+// CreateShardedStream is not listed until the API creates it), and the
+// catalog is its stream CatalogStream. With a durable DB (xstream.Open)
+// everything survives a restart.
+func LocalBackend(db *xstream.DB) Backend { return localBackend{db} }
+
+type localBackend struct{ db *xstream.DB }
+
+func (b localBackend) Catalog() xstream.Engine { return xstream.Local(b.db) }
+
+func (b localBackend) Create(_ context.Context, name string, args xstream.ShardedArgs) (xstream.ShardedEngine, error) {
+	ss, err := b.db.CreateShardedStream(name, args)
+	if err != nil {
+		return nil, err
+	}
+	return xstream.LocalSharded(ss), nil
+}
+
+func (b localBackend) Open(_ context.Context, name string) (xstream.ShardedEngine, error) {
+	ss, ok := b.db.ShardedStream(name)
+	if !ok {
+		return nil, xstream.ErrNoStream
+	}
+	return xstream.LocalSharded(ss), nil
+}
+
+func (b localBackend) Remove(_ context.Context, name string) error {
+	_, err := b.db.RemoveShardedStream(name)
+	return err
+}
+
+func (localBackend) Shared() bool { return false }
