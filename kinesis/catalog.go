@@ -45,6 +45,7 @@ type streamMeta struct {
 	Until     int64             `json:"until,omitempty"`   // ms: when a transitional status ends
 	Pending   *reshardOp        `json:"pending,omitempty"` // a reshard applied at Until
 	Open      int               `json:"open"`              // OPEN shards, once Pending is applied
+	Retention int64             `json:"retention"`         // hours
 	Mode      string            `json:"mode,omitempty"`    // PROVISIONED or ON_DEMAND
 	Tags      map[string]string `json:"tags,omitempty"`
 	Enc       string            `json:"enc,omitempty"` // KMS, or "" for NONE

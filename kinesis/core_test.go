@@ -15,9 +15,15 @@ import (
 	"github.com/xstreamgo/xstream/kinesis/kinesistest"
 )
 
+// client is an SDK client of ep that does not retry, so that the tests
+// see each error at once (the SDK retries LimitExceededException).
+func client(ep *kinesistest.Endpoint) *awsk.Client {
+	return awsk.NewFromConfig(ep.Config, func(o *awsk.Options) { o.RetryMaxAttempts = 1 })
+}
+
 func newClient(t *testing.T) (*awsk.Client, context.Context) {
 	ep := kinesistest.Start(t)
-	return awsk.NewFromConfig(ep.Config), context.Background()
+	return client(ep), context.Background()
 }
 
 // apiErr returns the Kinesis error type and message of err.

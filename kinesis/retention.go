@@ -52,11 +52,7 @@ func (h *Handler) setRetention(ctx context.Context, in *retentionIn, increase bo
 	if hours > maxRetentionHours {
 		return nil, clientErr(typeInvalidArgument, "Maximum allowed retention period is %d hours. Requested retention period (%d hours) is too long.", maxRetentionHours, hours)
 	}
-	cur, err := eng.Retention(ctx)
-	if err != nil {
-		return nil, h.engineErr(name, err)
-	}
-	curHours := int64(cur / time.Hour)
+	curHours := m.Retention
 	if increase && curHours > hours {
 		return nil, clientErr(typeInvalidArgument, "Requested retention period (%d hours) for stream %s can not be shorter than existing retention period (%d hours). Use DecreaseRetentionPeriod API.", hours, name, curHours)
 	}
@@ -65,6 +61,16 @@ func (h *Handler) setRetention(ctx context.Context, in *retentionIn, increase bo
 	}
 	if err := eng.SetRetention(ctx, time.Duration(hours)*time.Hour); err != nil {
 		return nil, h.engineErr(name, err)
+	}
+	_, err := h.cat.update(ctx, func(c *catalog) error {
+		if m := c.Streams[name]; m != nil {
+			m.Retention = hours
+			return nil
+		}
+		return errNoChange
+	})
+	if err != nil {
+		return nil, internal(err)
 	}
 	return empty{}, nil
 }

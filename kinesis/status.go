@@ -147,11 +147,15 @@ func (h *Handler) status(ctx context.Context, eng xstream.ShardedEngine, m *stre
 	return m.Status
 }
 
-// lookupEngine is lookup (fresh) and engine together.
+// lookupEngine is lookup (fresh) and engine together; a DELETING stream
+// has no engine (nil).
 func (h *Handler) lookupEngine(ctx context.Context, name string) (*snapshot, *streamMeta, xstream.ShardedEngine, *Error) {
 	s, m, e := h.lookup(ctx, name, true)
 	if e != nil {
 		return nil, nil, nil, e
+	}
+	if m.Status == statusDeleting {
+		return s, m, nil, nil
 	}
 	eng, e := h.engine(ctx, name, m)
 	if e != nil {

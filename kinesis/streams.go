@@ -59,7 +59,7 @@ func (h *Handler) createStream(ctx context.Context, in *createStreamIn) (any, *E
 		n = int(*in.ShardCount)
 	}
 	now := h.nowMs()
-	meta := &streamMeta{Created: now, Status: statusActive, Open: n, Tags: in.Tags}
+	meta := &streamMeta{Created: now, Status: statusActive, Open: n, Tags: in.Tags, Retention: int64(xstream.DefaultRetention / time.Hour)}
 	if mode == modeOnDemand {
 		meta.Mode = modeOnDemand
 	}
@@ -188,11 +188,7 @@ func (h *Handler) describeStream(ctx context.Context, in *describeStreamIn) (any
 		StreamCreationTimestamp: stampOf(m.Created / 1000 * 1000),
 		EnhancedMonitoring:      []enhancedMetrics{{ShardLevelMetrics: orEmpty(m.Metrics)}},
 		EncryptionType:          m.encName(), KeyId: m.KeyID}
-	ret, err := eng.Retention(ctx)
-	if err != nil {
-		return nil, h.engineErr(name, err)
-	}
-	d.RetentionPeriodHours = int64(ret / time.Hour)
+	d.RetentionPeriodHours = m.Retention
 	if m.Status != statusCreating && m.Status != statusDeleting {
 		infos, err := eng.ListShards(ctx, xstream.ShardFilter{})
 		if err != nil {
@@ -268,10 +264,6 @@ func (h *Handler) describeStreamSummary(ctx context.Context, in *streamRef) (any
 	if e != nil {
 		return nil, e
 	}
-	ret, err := eng.Retention(ctx)
-	if err != nil {
-		return nil, h.engineErr(name, err)
-	}
 	open := 0
 	if m.Status != statusCreating && m.Status != statusDeleting {
 		infos, err := eng.ListShards(ctx, xstream.ShardFilter{Type: xstream.FilterAtLatest})
@@ -283,7 +275,7 @@ func (h *Handler) describeStreamSummary(ctx context.Context, in *streamRef) (any
 	return struct {
 		StreamDescriptionSummary streamSummary `json:"StreamDescriptionSummary"`
 	}{streamSummary{StreamName: name, StreamARN: h.arn(name), StreamStatus: h.status(ctx, eng, m),
-		StreamModeDetails: modeOut{m.modeName()}, RetentionPeriodHours: int64(ret / time.Hour),
+		StreamModeDetails: modeOut{m.modeName()}, RetentionPeriodHours: m.Retention,
 		StreamCreationTimestamp: stampOf(m.Created / 1000 * 1000),
 		EnhancedMonitoring:      []enhancedMetrics{{ShardLevelMetrics: orEmpty(m.Metrics)}},
 		EncryptionType:          m.encName(), KeyId: m.KeyID, OpenShardCount: open, ConsumerCount: len(m.Consumers)}}, nil

@@ -139,12 +139,12 @@ func (t *stamp) UnmarshalJSON(data []byte) error {
 }
 
 func (t *stamp) UnmarshalCBOR(data []byte) error {
+	if len(data) > 0 && data[0] == 0xc1 { // tag 1: read its number as the Java SDK writes it
+		data = data[1:]
+	}
 	var v any
 	if err := cbor.Unmarshal(data, &v); err != nil {
 		return serialErr("%s", err.Error())
-	}
-	if tag, ok := v.(cbor.Tag); ok {
-		v = tag.Content
 	}
 	switch v := v.(type) {
 	case time.Time:
