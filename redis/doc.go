@@ -221,4 +221,7 @@
 //   - SaveCheckpoints and LoadCheckpoints keep a reader's checkpoints in
 //     a hash per application, so that a reader of another process resumes
 //     from them.
+//
+//   - RemoveSharded deletes a sharded stream with all its keys, so that
+//     its name can be created again (the Kinesis endpoint's DeleteStream).
 package xredis
