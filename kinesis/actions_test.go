@@ -126,48 +126,50 @@ func TestTagsRetentionAndPaging(t *testing.T) {
 }
 
 func TestListShardsFiltersAndPaging(t *testing.T) {
-	c, ctx := newClient(t)
-	createStream(t, c, ctx, "s", 4)
-	_, err := c.SplitShard(ctx, &awsk.SplitShardInput{StreamName: aws.String("s"), ShardToSplit: aws.String("shardId-000000000000"), NewStartingHashKey: aws.String("1000")})
-	require.NoError(t, err)
-	var ids []string
-	var token, first *string
-	in := &awsk.ListShardsInput{StreamName: aws.String("s"), MaxResults: aws.Int32(2)}
-	for {
-		out, err := c.ListShards(ctx, in)
+	eachBackend(t, func(t *testing.T, start startFunc) {
+		c, ctx := newClientOn(t, start)
+		createStream(t, c, ctx, "s", 4)
+		_, err := c.SplitShard(ctx, &awsk.SplitShardInput{StreamName: aws.String("s"), ShardToSplit: aws.String("shardId-000000000000"), NewStartingHashKey: aws.String("1000")})
 		require.NoError(t, err)
-		for _, s := range out.Shards {
-			ids = append(ids, *s.ShardId)
+		var ids []string
+		var token, first *string
+		in := &awsk.ListShardsInput{StreamName: aws.String("s"), MaxResults: aws.Int32(2)}
+		for {
+			out, err := c.ListShards(ctx, in)
+			require.NoError(t, err)
+			for _, s := range out.Shards {
+				ids = append(ids, *s.ShardId)
+			}
+			token = out.NextToken
+			if token == nil {
+				break
+			}
+			if first == nil {
+				first = token
+			}
+			in = &awsk.ListShardsInput{NextToken: token, MaxResults: aws.Int32(2)}
 		}
-		token = out.NextToken
-		if token == nil {
-			break
-		}
-		if first == nil {
-			first = token
-		}
-		in = &awsk.ListShardsInput{NextToken: token, MaxResults: aws.Int32(2)}
-	}
-	require.Len(t, ids, 6)
-	latest, err := c.ListShards(ctx, &awsk.ListShardsInput{StreamName: aws.String("s"), ShardFilter: &types.ShardFilter{Type: types.ShardFilterTypeAtLatest}})
-	require.NoError(t, err)
-	require.Len(t, latest.Shards, 5)
-	after, err := c.ListShards(ctx, &awsk.ListShardsInput{StreamName: aws.String("s"), ShardFilter: &types.ShardFilter{Type: types.ShardFilterTypeAfterShardId, ShardId: aws.String("shardId-000000000003")}})
-	require.NoError(t, err)
-	require.Len(t, after.Shards, 2)
-	ex, err := c.ListShards(ctx, &awsk.ListShardsInput{StreamName: aws.String("s"), ExclusiveStartShardId: aws.String("shardId-000000000004")})
-	require.NoError(t, err)
-	require.Len(t, ex.Shards, 1)
-	_, err = c.ListShards(ctx, &awsk.ListShardsInput{StreamName: aws.String("s"), NextToken: first})
-	requireAPIErr(t, err, "InvalidArgumentException", "NextToken and StreamName cannot be provided together.")
-	d, err := c.DescribeStream(ctx, &awsk.DescribeStreamInput{StreamName: aws.String("s"), Limit: aws.Int32(4)})
-	require.NoError(t, err)
-	require.Len(t, d.StreamDescription.Shards, 4)
-	require.True(t, *d.StreamDescription.HasMoreShards)
-	d, err = c.DescribeStream(ctx, &awsk.DescribeStreamInput{StreamName: aws.String("s"), ExclusiveStartShardId: aws.String("shardId-000000000003")})
-	require.NoError(t, err)
-	require.Len(t, d.StreamDescription.Shards, 2)
-	require.False(t, *d.StreamDescription.HasMoreShards)
+		require.Len(t, ids, 6)
+		latest, err := c.ListShards(ctx, &awsk.ListShardsInput{StreamName: aws.String("s"), ShardFilter: &types.ShardFilter{Type: types.ShardFilterTypeAtLatest}})
+		require.NoError(t, err)
+		require.Len(t, latest.Shards, 5)
+		after, err := c.ListShards(ctx, &awsk.ListShardsInput{StreamName: aws.String("s"), ShardFilter: &types.ShardFilter{Type: types.ShardFilterTypeAfterShardId, ShardId: aws.String("shardId-000000000003")}})
+		require.NoError(t, err)
+		require.Len(t, after.Shards, 2)
+		ex, err := c.ListShards(ctx, &awsk.ListShardsInput{StreamName: aws.String("s"), ExclusiveStartShardId: aws.String("shardId-000000000004")})
+		require.NoError(t, err)
+		require.Len(t, ex.Shards, 1)
+		_, err = c.ListShards(ctx, &awsk.ListShardsInput{StreamName: aws.String("s"), NextToken: first})
+		requireAPIErr(t, err, "InvalidArgumentException", "NextToken and StreamName cannot be provided together.")
+		d, err := c.DescribeStream(ctx, &awsk.DescribeStreamInput{StreamName: aws.String("s"), Limit: aws.Int32(4)})
+		require.NoError(t, err)
+		require.Len(t, d.StreamDescription.Shards, 4)
+		require.True(t, *d.StreamDescription.HasMoreShards)
+		d, err = c.DescribeStream(ctx, &awsk.DescribeStreamInput{StreamName: aws.String("s"), ExclusiveStartShardId: aws.String("shardId-000000000003")})
+		require.NoError(t, err)
+		require.Len(t, d.StreamDescription.Shards, 2)
+		require.False(t, *d.StreamDescription.HasMoreShards)
+	})
 }
 
 // StreamARN names the stream wherever StreamName does.
@@ -187,62 +189,66 @@ func TestStreamARN(t *testing.T) {
 }
 
 func TestConsumers(t *testing.T) {
-	c, ctx := newClient(t)
-	createStream(t, c, ctx, "s", 1)
-	arn := aws.String("arn:aws:kinesis:us-east-1:000000000000:stream/s")
-	reg, err := c.RegisterStreamConsumer(ctx, &awsk.RegisterStreamConsumerInput{StreamARN: arn, ConsumerName: aws.String("app")})
-	require.NoError(t, err)
-	require.Equal(t, types.ConsumerStatusActive, reg.Consumer.ConsumerStatus)
-	_, err = c.RegisterStreamConsumer(ctx, &awsk.RegisterStreamConsumerInput{StreamARN: arn, ConsumerName: aws.String("app")})
-	requireAPIErr(t, err, "ResourceInUseException", "")
-	d, err := c.DescribeStreamConsumer(ctx, &awsk.DescribeStreamConsumerInput{ConsumerARN: reg.Consumer.ConsumerARN})
-	require.NoError(t, err)
-	require.Equal(t, "app", *d.ConsumerDescription.ConsumerName)
-	require.Equal(t, *arn, *d.ConsumerDescription.StreamARN)
-	for i := range 19 {
-		_, err := c.RegisterStreamConsumer(ctx, &awsk.RegisterStreamConsumerInput{StreamARN: arn, ConsumerName: aws.String(fmt.Sprintf("c%02d", i))})
+	eachBackend(t, func(t *testing.T, start startFunc) {
+		c, ctx := newClientOn(t, start)
+		createStream(t, c, ctx, "s", 1)
+		arn := aws.String("arn:aws:kinesis:us-east-1:000000000000:stream/s")
+		reg, err := c.RegisterStreamConsumer(ctx, &awsk.RegisterStreamConsumerInput{StreamARN: arn, ConsumerName: aws.String("app")})
 		require.NoError(t, err)
-	}
-	_, err = c.RegisterStreamConsumer(ctx, &awsk.RegisterStreamConsumerInput{StreamARN: arn, ConsumerName: aws.String("one-too-many")})
-	requireAPIErr(t, err, "LimitExceededException", "")
-	p := awsk.NewListStreamConsumersPaginator(c, &awsk.ListStreamConsumersInput{StreamARN: arn, MaxResults: aws.Int32(7)})
-	n := 0
-	for p.HasMorePages() {
-		out, err := p.NextPage(ctx)
+		require.Equal(t, types.ConsumerStatusActive, reg.Consumer.ConsumerStatus)
+		_, err = c.RegisterStreamConsumer(ctx, &awsk.RegisterStreamConsumerInput{StreamARN: arn, ConsumerName: aws.String("app")})
+		requireAPIErr(t, err, "ResourceInUseException", "")
+		d, err := c.DescribeStreamConsumer(ctx, &awsk.DescribeStreamConsumerInput{ConsumerARN: reg.Consumer.ConsumerARN})
 		require.NoError(t, err)
-		n += len(out.Consumers)
-	}
-	require.Equal(t, 20, n)
-	_, err = c.DeleteStream(ctx, &awsk.DeleteStreamInput{StreamName: aws.String("s")})
-	requireAPIErr(t, err, "ResourceInUseException", "")
-	_, err = c.DeregisterStreamConsumer(ctx, &awsk.DeregisterStreamConsumerInput{StreamARN: arn, ConsumerName: aws.String("app")})
-	require.NoError(t, err)
-	_, err = c.DescribeStreamConsumer(ctx, &awsk.DescribeStreamConsumerInput{StreamARN: arn, ConsumerName: aws.String("app")})
-	requireAPIErr(t, err, "ResourceNotFoundException", "")
-	_, err = c.DeleteStream(ctx, &awsk.DeleteStreamInput{StreamName: aws.String("s"), EnforceConsumerDeletion: aws.Bool(true)})
-	require.NoError(t, err)
+		require.Equal(t, "app", *d.ConsumerDescription.ConsumerName)
+		require.Equal(t, *arn, *d.ConsumerDescription.StreamARN)
+		for i := range 19 {
+			_, err := c.RegisterStreamConsumer(ctx, &awsk.RegisterStreamConsumerInput{StreamARN: arn, ConsumerName: aws.String(fmt.Sprintf("c%02d", i))})
+			require.NoError(t, err)
+		}
+		_, err = c.RegisterStreamConsumer(ctx, &awsk.RegisterStreamConsumerInput{StreamARN: arn, ConsumerName: aws.String("one-too-many")})
+		requireAPIErr(t, err, "LimitExceededException", "")
+		p := awsk.NewListStreamConsumersPaginator(c, &awsk.ListStreamConsumersInput{StreamARN: arn, MaxResults: aws.Int32(7)})
+		n := 0
+		for p.HasMorePages() {
+			out, err := p.NextPage(ctx)
+			require.NoError(t, err)
+			n += len(out.Consumers)
+		}
+		require.Equal(t, 20, n)
+		_, err = c.DeleteStream(ctx, &awsk.DeleteStreamInput{StreamName: aws.String("s")})
+		requireAPIErr(t, err, "ResourceInUseException", "")
+		_, err = c.DeregisterStreamConsumer(ctx, &awsk.DeregisterStreamConsumerInput{StreamARN: arn, ConsumerName: aws.String("app")})
+		require.NoError(t, err)
+		_, err = c.DescribeStreamConsumer(ctx, &awsk.DescribeStreamConsumerInput{StreamARN: arn, ConsumerName: aws.String("app")})
+		requireAPIErr(t, err, "ResourceNotFoundException", "")
+		_, err = c.DeleteStream(ctx, &awsk.DeleteStreamInput{StreamName: aws.String("s"), EnforceConsumerDeletion: aws.Bool(true)})
+		require.NoError(t, err)
+	})
 }
 
 // PutRecords reports every record's shard and sequence number, in order,
 // and sequence numbers grow within a shard.
 func TestPutRecordsOrder(t *testing.T) {
-	c, ctx := newClient(t)
-	createStream(t, c, ctx, "s", 3)
-	var entries []types.PutRecordsRequestEntry
-	for i := range 300 {
-		entries = append(entries, types.PutRecordsRequestEntry{PartitionKey: aws.String(fmt.Sprint(i % 17)), Data: []byte(fmt.Sprint(i))})
-	}
-	entries[5].ExplicitHashKey = aws.String("0")
-	out, err := c.PutRecords(ctx, &awsk.PutRecordsInput{StreamName: aws.String("s"), Records: entries})
-	require.NoError(t, err)
-	require.Equal(t, "shardId-000000000000", *out.Records[5].ShardId)
-	last := map[string]string{}
-	for _, r := range out.Records {
-		if prev, ok := last[*r.ShardId]; ok {
-			require.Less(t, cmpDec(prev, *r.SequenceNumber), 0)
+	eachBackend(t, func(t *testing.T, start startFunc) {
+		c, ctx := newClientOn(t, start)
+		createStream(t, c, ctx, "s", 3)
+		var entries []types.PutRecordsRequestEntry
+		for i := range 300 {
+			entries = append(entries, types.PutRecordsRequestEntry{PartitionKey: aws.String(fmt.Sprint(i % 17)), Data: []byte(fmt.Sprint(i))})
 		}
-		last[*r.ShardId] = *r.SequenceNumber
-	}
+		entries[5].ExplicitHashKey = aws.String("0")
+		out, err := c.PutRecords(ctx, &awsk.PutRecordsInput{StreamName: aws.String("s"), Records: entries})
+		require.NoError(t, err)
+		require.Equal(t, "shardId-000000000000", *out.Records[5].ShardId)
+		last := map[string]string{}
+		for _, r := range out.Records {
+			if prev, ok := last[*r.ShardId]; ok {
+				require.Less(t, cmpDec(prev, *r.SequenceNumber), 0)
+			}
+			last[*r.ShardId] = *r.SequenceNumber
+		}
+	})
 }
 
 var cborStrMaps, _ = cbor.DecOptions{DefaultMapType: reflect.TypeOf(map[string]any(nil))}.DecMode()

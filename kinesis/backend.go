@@ -15,9 +15,10 @@ import (
 // LocalBackend is the in-process DB; package kredis has the Redis
 // engine's.
 type Backend interface {
-	// Catalog is the named-stream engine holding the catalog, in the
-	// stream CatalogStream.
-	Catalog() xstream.Engine
+	// Catalog is the named-stream engine holding the catalog, and the
+	// name of the stream holding it (CatalogStream unless the backend
+	// keeps several catalogs apart).
+	Catalog() (xstream.Engine, string)
 	// Create creates the sharded stream name; it fails with
 	// xstream.ErrResourceInUse when one exists.
 	Create(ctx context.Context, name string, args xstream.ShardedArgs) (xstream.ShardedEngine, error)
@@ -34,7 +35,7 @@ type Backend interface {
 }
 
 // CatalogStream is the name of the stream, in the backend's named-stream
-// engine, that holds the Kinesis catalog: its last entry, in one field
+// engine, that holds the Kinesis catalog by default: its last entry, in one field
 // "catalog", is the JSON document of every stream's Kinesis state.
 const CatalogStream = "kinesis:catalog"
 
@@ -47,7 +48,7 @@ func LocalBackend(db *xstream.DB) Backend { return localBackend{db} }
 
 type localBackend struct{ db *xstream.DB }
 
-func (b localBackend) Catalog() xstream.Engine { return xstream.Local(b.db) }
+func (b localBackend) Catalog() (xstream.Engine, string) { return xstream.Local(b.db), CatalogStream }
 
 func (b localBackend) Create(_ context.Context, name string, args xstream.ShardedArgs) (xstream.ShardedEngine, error) {
 	ss, err := b.db.CreateShardedStream(name, args)

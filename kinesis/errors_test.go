@@ -28,74 +28,78 @@ func requireAPIErr(t *testing.T, err error, typ, msg string) {
 // by the handler's clock, and what needs an ACTIVE stream is refused
 // meanwhile.
 func TestStatusDelays(t *testing.T) {
-	clk := newFakeClock()
-	ep := kinesistest.Start(t, kinesis.WithClock(clk.Now), kinesis.WithDelays(kinesis.Delays{Create: time.Second, Update: 2 * time.Second, Delete: 3 * time.Second}))
-	c, ctx := client(ep), context.Background()
-	createStream(t, c, ctx, "s", 2)
-	describe := func() *types.StreamDescription {
-		d, err := c.DescribeStream(ctx, &awsk.DescribeStreamInput{StreamName: aws.String("s")})
+	eachBackend(t, func(t *testing.T, start startFunc) {
+		clk := newFakeClock()
+		ep := start(t, kinesis.WithClock(clk.Now), kinesis.WithDelays(kinesis.Delays{Create: time.Second, Update: 2 * time.Second, Delete: 3 * time.Second}))
+		c, ctx := client(ep), context.Background()
+		createStream(t, c, ctx, "s", 2)
+		describe := func() *types.StreamDescription {
+			d, err := c.DescribeStream(ctx, &awsk.DescribeStreamInput{StreamName: aws.String("s")})
+			require.NoError(t, err)
+			return d.StreamDescription
+		}
+		d := describe()
+		require.Equal(t, types.StreamStatusCreating, d.StreamStatus)
+		require.Empty(t, d.Shards)
+		_, err := c.PutRecord(ctx, &awsk.PutRecordInput{StreamName: aws.String("s"), PartitionKey: aws.String("k"), Data: []byte("x")})
+		requireAPIErr(t, err, "ResourceNotFoundException", "Stream s under account 000000000000 not found.")
+		_, err = c.SplitShard(ctx, &awsk.SplitShardInput{StreamName: aws.String("s"), ShardToSplit: aws.String("shardId-000000000000"), NewStartingHashKey: aws.String("1000")})
+		requireAPIErr(t, err, "ResourceInUseException", "Stream s under account 000000000000 not ACTIVE, instead in state CREATING")
+
+		clk.Add(time.Second)
+		d = describe()
+		require.Equal(t, types.StreamStatusActive, d.StreamStatus)
+		require.Len(t, d.Shards, 2)
+
+		_, err = c.SplitShard(ctx, &awsk.SplitShardInput{StreamName: aws.String("s"), ShardToSplit: aws.String("shardId-000000000000"), NewStartingHashKey: aws.String("1000")})
 		require.NoError(t, err)
-		return d.StreamDescription
-	}
-	d := describe()
-	require.Equal(t, types.StreamStatusCreating, d.StreamStatus)
-	require.Empty(t, d.Shards)
-	_, err := c.PutRecord(ctx, &awsk.PutRecordInput{StreamName: aws.String("s"), PartitionKey: aws.String("k"), Data: []byte("x")})
-	requireAPIErr(t, err, "ResourceNotFoundException", "Stream s under account 000000000000 not found.")
-	_, err = c.SplitShard(ctx, &awsk.SplitShardInput{StreamName: aws.String("s"), ShardToSplit: aws.String("shardId-000000000000"), NewStartingHashKey: aws.String("1000")})
-	requireAPIErr(t, err, "ResourceInUseException", "Stream s under account 000000000000 not ACTIVE, instead in state CREATING")
+		d = describe()
+		require.Equal(t, types.StreamStatusUpdating, d.StreamStatus)
+		require.Len(t, d.Shards, 2, "the new shards appear when the update ends")
+		_, err = c.PutRecord(ctx, &awsk.PutRecordInput{StreamName: aws.String("s"), PartitionKey: aws.String("k"), Data: []byte("x")})
+		require.NoError(t, err, "an UPDATING stream takes records")
+		_, err = c.MergeShards(ctx, &awsk.MergeShardsInput{StreamName: aws.String("s"), ShardToMerge: aws.String("shardId-000000000000"), AdjacentShardToMerge: aws.String("shardId-000000000001")})
+		requireAPIErr(t, err, "ResourceInUseException", "Stream s under account 000000000000 not ACTIVE, instead in state UPDATING")
+		clk.Add(2 * time.Second)
+		d = describe()
+		require.Equal(t, types.StreamStatusActive, d.StreamStatus)
+		require.Len(t, d.Shards, 4)
+		require.NotNil(t, d.Shards[0].SequenceNumberRange.EndingSequenceNumber)
 
-	clk.Add(time.Second)
-	d = describe()
-	require.Equal(t, types.StreamStatusActive, d.StreamStatus)
-	require.Len(t, d.Shards, 2)
-
-	_, err = c.SplitShard(ctx, &awsk.SplitShardInput{StreamName: aws.String("s"), ShardToSplit: aws.String("shardId-000000000000"), NewStartingHashKey: aws.String("1000")})
-	require.NoError(t, err)
-	d = describe()
-	require.Equal(t, types.StreamStatusUpdating, d.StreamStatus)
-	require.Len(t, d.Shards, 2, "the new shards appear when the update ends")
-	_, err = c.PutRecord(ctx, &awsk.PutRecordInput{StreamName: aws.String("s"), PartitionKey: aws.String("k"), Data: []byte("x")})
-	require.NoError(t, err, "an UPDATING stream takes records")
-	_, err = c.MergeShards(ctx, &awsk.MergeShardsInput{StreamName: aws.String("s"), ShardToMerge: aws.String("shardId-000000000000"), AdjacentShardToMerge: aws.String("shardId-000000000001")})
-	requireAPIErr(t, err, "ResourceInUseException", "Stream s under account 000000000000 not ACTIVE, instead in state UPDATING")
-	clk.Add(2 * time.Second)
-	d = describe()
-	require.Equal(t, types.StreamStatusActive, d.StreamStatus)
-	require.Len(t, d.Shards, 4)
-	require.NotNil(t, d.Shards[0].SequenceNumberRange.EndingSequenceNumber)
-
-	_, err = c.DeleteStream(ctx, &awsk.DeleteStreamInput{StreamName: aws.String("s")})
-	require.NoError(t, err)
-	require.Equal(t, types.StreamStatusDeleting, describe().StreamStatus)
-	_, err = c.CreateStream(ctx, &awsk.CreateStreamInput{StreamName: aws.String("s"), ShardCount: aws.Int32(1)})
-	requireAPIErr(t, err, "ResourceInUseException", "Stream s under account 000000000000 already exists.")
-	clk.Add(3 * time.Second)
-	_, err = c.DescribeStream(ctx, &awsk.DescribeStreamInput{StreamName: aws.String("s")})
-	requireAPIErr(t, err, "ResourceNotFoundException", "")
-	_, err = c.CreateStream(ctx, &awsk.CreateStreamInput{StreamName: aws.String("s"), ShardCount: aws.Int32(1)})
-	require.NoError(t, err)
+		_, err = c.DeleteStream(ctx, &awsk.DeleteStreamInput{StreamName: aws.String("s")})
+		require.NoError(t, err)
+		require.Equal(t, types.StreamStatusDeleting, describe().StreamStatus)
+		_, err = c.CreateStream(ctx, &awsk.CreateStreamInput{StreamName: aws.String("s"), ShardCount: aws.Int32(1)})
+		requireAPIErr(t, err, "ResourceInUseException", "Stream s under account 000000000000 already exists.")
+		clk.Add(3 * time.Second)
+		_, err = c.DescribeStream(ctx, &awsk.DescribeStreamInput{StreamName: aws.String("s")})
+		requireAPIErr(t, err, "ResourceNotFoundException", "")
+		_, err = c.CreateStream(ctx, &awsk.CreateStreamInput{StreamName: aws.String("s"), ShardCount: aws.Int32(1)})
+		require.NoError(t, err)
+	})
 }
 
 // The account's shard limit counts OPEN shards over all streams.
 func TestShardLimit(t *testing.T) {
-	ep := kinesistest.Start(t, kinesis.WithShardLimit(3))
-	c, ctx := client(ep), context.Background()
-	createStream(t, c, ctx, "a", 2)
-	_, err := c.CreateStream(ctx, &awsk.CreateStreamInput{StreamName: aws.String("b"), ShardCount: aws.Int32(2)})
-	requireAPIErr(t, err, "LimitExceededException", "This request would exceed the shard limit for the account 000000000000 in us-east-1. "+
-		"Current shard count for the account: 2. Limit: 3. Number of additional shards that would have resulted from this request: 2. "+
-		"Refer to the AWS Service Limits page (http://docs.aws.amazon.com/general/latest/gr/aws_service_limits.html) for current limits and how to request higher limits.")
-	_, err = c.SplitShard(ctx, &awsk.SplitShardInput{StreamName: aws.String("a"), ShardToSplit: aws.String("shardId-000000000000"), NewStartingHashKey: aws.String("1000")})
-	require.NoError(t, err)
-	_, err = c.SplitShard(ctx, &awsk.SplitShardInput{StreamName: aws.String("a"), ShardToSplit: aws.String("shardId-000000000001"), NewStartingHashKey: aws.String("170141183460469231731687303715884105729")})
-	requireAPIErr(t, err, "LimitExceededException", "")
-	l, err := c.DescribeLimits(ctx, &awsk.DescribeLimitsInput{})
-	require.NoError(t, err)
-	require.Equal(t, int32(3), *l.ShardLimit)
-	require.Equal(t, int32(3), *l.OpenShardCount)
-	_, err = c.UpdateShardCount(ctx, &awsk.UpdateShardCountInput{StreamName: aws.String("a"), TargetShardCount: aws.Int32(4), ScalingType: types.ScalingTypeUniformScaling})
-	requireAPIErr(t, err, "LimitExceededException", "")
+	eachBackend(t, func(t *testing.T, start startFunc) {
+		ep := start(t, kinesis.WithShardLimit(3))
+		c, ctx := client(ep), context.Background()
+		createStream(t, c, ctx, "a", 2)
+		_, err := c.CreateStream(ctx, &awsk.CreateStreamInput{StreamName: aws.String("b"), ShardCount: aws.Int32(2)})
+		requireAPIErr(t, err, "LimitExceededException", "This request would exceed the shard limit for the account 000000000000 in us-east-1. "+
+			"Current shard count for the account: 2. Limit: 3. Number of additional shards that would have resulted from this request: 2. "+
+			"Refer to the AWS Service Limits page (http://docs.aws.amazon.com/general/latest/gr/aws_service_limits.html) for current limits and how to request higher limits.")
+		_, err = c.SplitShard(ctx, &awsk.SplitShardInput{StreamName: aws.String("a"), ShardToSplit: aws.String("shardId-000000000000"), NewStartingHashKey: aws.String("1000")})
+		require.NoError(t, err)
+		_, err = c.SplitShard(ctx, &awsk.SplitShardInput{StreamName: aws.String("a"), ShardToSplit: aws.String("shardId-000000000001"), NewStartingHashKey: aws.String("170141183460469231731687303715884105729")})
+		requireAPIErr(t, err, "LimitExceededException", "")
+		l, err := c.DescribeLimits(ctx, &awsk.DescribeLimitsInput{})
+		require.NoError(t, err)
+		require.Equal(t, int32(3), *l.ShardLimit)
+		require.Equal(t, int32(3), *l.OpenShardCount)
+		_, err = c.UpdateShardCount(ctx, &awsk.UpdateShardCountInput{StreamName: aws.String("a"), TargetShardCount: aws.Int32(4), ScalingType: types.ScalingTypeUniformScaling})
+		requireAPIErr(t, err, "LimitExceededException", "")
+	})
 }
 
 // Validation errors name the field, the constraint and the value, as
@@ -171,90 +175,96 @@ func TestRecordLimits(t *testing.T) {
 // Iterators are opaque, refused when changed, and expire after five
 // minutes.
 func TestIteratorExpiryAndValidity(t *testing.T) {
-	clk := newFakeClock()
-	ep := kinesistest.Start(t, kinesis.WithClock(clk.Now))
-	c, ctx := client(ep), context.Background()
-	createStream(t, c, ctx, "s", 1)
-	it, err := c.GetShardIterator(ctx, &awsk.GetShardIteratorInput{StreamName: aws.String("s"), ShardId: aws.String("shardId-000000000000"), ShardIteratorType: types.ShardIteratorTypeTrimHorizon})
-	require.NoError(t, err)
-	bad := []byte(*it.ShardIterator)
-	bad[10] ^= 1
-	_, err = c.GetRecords(ctx, &awsk.GetRecordsInput{ShardIterator: aws.String(string(bad))})
-	requireAPIErr(t, err, "InvalidArgumentException", "Invalid ShardIterator.")
+	eachBackend(t, func(t *testing.T, start startFunc) {
+		clk := newFakeClock()
+		ep := start(t, kinesis.WithClock(clk.Now))
+		c, ctx := client(ep), context.Background()
+		createStream(t, c, ctx, "s", 1)
+		it, err := c.GetShardIterator(ctx, &awsk.GetShardIteratorInput{StreamName: aws.String("s"), ShardId: aws.String("shardId-000000000000"), ShardIteratorType: types.ShardIteratorTypeTrimHorizon})
+		require.NoError(t, err)
+		bad := []byte(*it.ShardIterator)
+		bad[10] ^= 1
+		_, err = c.GetRecords(ctx, &awsk.GetRecordsInput{ShardIterator: aws.String(string(bad))})
+		requireAPIErr(t, err, "InvalidArgumentException", "Invalid ShardIterator.")
 
-	clk.Add(5 * time.Minute)
-	_, err = c.GetRecords(ctx, &awsk.GetRecordsInput{ShardIterator: it.ShardIterator})
-	require.NoError(t, err, "valid for five minutes")
-	issued := clk.Now().Add(-5 * time.Minute)
-	clk.Add(time.Millisecond)
-	_, err = c.GetRecords(ctx, &awsk.GetRecordsInput{ShardIterator: it.ShardIterator})
-	requireAPIErr(t, err, "ExpiredIteratorException", "Iterator expired. The iterator was created at time "+issued.UTC().Format("Mon Jan 02 15:04:05 UTC 2006")+
-		" while right now it is "+clk.Now().UTC().Format("Mon Jan 02 15:04:05 UTC 2006")+" which is further in the future than the tolerated delay of 300000 milliseconds.")
+		clk.Add(5 * time.Minute)
+		_, err = c.GetRecords(ctx, &awsk.GetRecordsInput{ShardIterator: it.ShardIterator})
+		require.NoError(t, err, "valid for five minutes")
+		issued := clk.Now().Add(-5 * time.Minute)
+		clk.Add(time.Millisecond)
+		_, err = c.GetRecords(ctx, &awsk.GetRecordsInput{ShardIterator: it.ShardIterator})
+		requireAPIErr(t, err, "ExpiredIteratorException", "Iterator expired. The iterator was created at time "+issued.UTC().Format("Mon Jan 02 15:04:05 UTC 2006")+
+			" while right now it is "+clk.Now().UTC().Format("Mon Jan 02 15:04:05 UTC 2006")+" which is further in the future than the tolerated delay of 300000 milliseconds.")
 
-	// An iterator of a stream deleted and created again names no shard.
-	it, err = c.GetShardIterator(ctx, &awsk.GetShardIteratorInput{StreamName: aws.String("s"), ShardId: aws.String("shardId-000000000000"), ShardIteratorType: types.ShardIteratorTypeLatest})
-	require.NoError(t, err)
-	_, err = c.DeleteStream(ctx, &awsk.DeleteStreamInput{StreamName: aws.String("s")})
-	require.NoError(t, err)
-	clk.Add(time.Second)
-	createStream(t, c, ctx, "s", 1)
-	_, err = c.GetRecords(ctx, &awsk.GetRecordsInput{ShardIterator: it.ShardIterator})
-	requireAPIErr(t, err, "ResourceNotFoundException", "Shard shardId-000000000000 in stream s under account 000000000000 does not exist")
+		// An iterator of a stream deleted and created again names no shard.
+		it, err = c.GetShardIterator(ctx, &awsk.GetShardIteratorInput{StreamName: aws.String("s"), ShardId: aws.String("shardId-000000000000"), ShardIteratorType: types.ShardIteratorTypeLatest})
+		require.NoError(t, err)
+		_, err = c.DeleteStream(ctx, &awsk.DeleteStreamInput{StreamName: aws.String("s")})
+		require.NoError(t, err)
+		clk.Add(time.Second)
+		createStream(t, c, ctx, "s", 1)
+		_, err = c.GetRecords(ctx, &awsk.GetRecordsInput{ShardIterator: it.ShardIterator})
+		requireAPIErr(t, err, "ResourceNotFoundException", "Shard shardId-000000000000 in stream s under account 000000000000 does not exist")
+	})
 }
 
 // GetShardIterator's argument errors.
 func TestGetShardIteratorErrors(t *testing.T) {
-	c, ctx := newClient(t)
-	createStream(t, c, ctx, "s", 2)
-	out, err := c.PutRecord(ctx, &awsk.PutRecordInput{StreamName: aws.String("s"), PartitionKey: aws.String("k"), Data: []byte("x")})
-	require.NoError(t, err)
-	other := "shardId-000000000001"
-	if *out.ShardId == other {
-		other = "shardId-000000000000"
-	}
-	gsi := func(shard string, typ types.ShardIteratorType, seq *string) error {
-		_, err := c.GetShardIterator(ctx, &awsk.GetShardIteratorInput{StreamName: aws.String("s"), ShardId: aws.String(shard), ShardIteratorType: typ, StartingSequenceNumber: seq})
-		return err
-	}
-	requireAPIErr(t, gsi(other, types.ShardIteratorTypeAtSequenceNumber, out.SequenceNumber), "InvalidArgumentException",
-		"Invalid StartingSequenceNumber. It encodes "+*out.ShardId+", while it was used in a call to a shard with "+other)
-	requireAPIErr(t, gsi(*out.ShardId, types.ShardIteratorTypeTrimHorizon, out.SequenceNumber), "InvalidArgumentException",
-		"Must either specify (1) AT_SEQUENCE_NUMBER or AFTER_SEQUENCE_NUMBER and StartingSequenceNumber or (2) TRIM_HORIZON or LATEST and no StartingSequenceNumber. Request specified TRIM_HORIZON and also a StartingSequenceNumber.")
-	requireAPIErr(t, gsi(*out.ShardId, types.ShardIteratorTypeAtSequenceNumber, nil), "InvalidArgumentException", "")
-	requireAPIErr(t, gsi("shardId-000000000009", types.ShardIteratorTypeLatest, nil), "ResourceNotFoundException",
-		"Shard shardId-000000000009 in stream s under account 000000000000 does not exist")
-	requireAPIErr(t, gsi("nope", types.ShardIteratorTypeLatest, nil), "ResourceNotFoundException",
-		"Could not find shard nope in stream s under account 000000000000.")
-	_, err = c.GetShardIterator(ctx, &awsk.GetShardIteratorInput{StreamName: aws.String("s"), ShardId: aws.String(*out.ShardId),
-		ShardIteratorType: types.ShardIteratorTypeAtTimestamp})
-	requireAPIErr(t, err, "InvalidArgumentException", "Must specify timestampInMillis parameter for iterator of type AT_TIMESTAMP. Current request has no timestamp parameter.")
-	it, err := c.GetShardIterator(ctx, &awsk.GetShardIteratorInput{StreamName: aws.String("s"), ShardId: aws.String(*out.ShardId),
-		ShardIteratorType: types.ShardIteratorTypeAtTimestamp, Timestamp: aws.Time(time.Now().Add(-time.Minute))})
-	require.NoError(t, err)
-	recs, err := c.GetRecords(ctx, &awsk.GetRecordsInput{ShardIterator: it.ShardIterator})
-	require.NoError(t, err)
-	require.Len(t, recs.Records, 1)
+	eachBackend(t, func(t *testing.T, start startFunc) {
+		c, ctx := newClientOn(t, start)
+		createStream(t, c, ctx, "s", 2)
+		out, err := c.PutRecord(ctx, &awsk.PutRecordInput{StreamName: aws.String("s"), PartitionKey: aws.String("k"), Data: []byte("x")})
+		require.NoError(t, err)
+		other := "shardId-000000000001"
+		if *out.ShardId == other {
+			other = "shardId-000000000000"
+		}
+		gsi := func(shard string, typ types.ShardIteratorType, seq *string) error {
+			_, err := c.GetShardIterator(ctx, &awsk.GetShardIteratorInput{StreamName: aws.String("s"), ShardId: aws.String(shard), ShardIteratorType: typ, StartingSequenceNumber: seq})
+			return err
+		}
+		requireAPIErr(t, gsi(other, types.ShardIteratorTypeAtSequenceNumber, out.SequenceNumber), "InvalidArgumentException",
+			"Invalid StartingSequenceNumber. It encodes "+*out.ShardId+", while it was used in a call to a shard with "+other)
+		requireAPIErr(t, gsi(*out.ShardId, types.ShardIteratorTypeTrimHorizon, out.SequenceNumber), "InvalidArgumentException",
+			"Must either specify (1) AT_SEQUENCE_NUMBER or AFTER_SEQUENCE_NUMBER and StartingSequenceNumber or (2) TRIM_HORIZON or LATEST and no StartingSequenceNumber. Request specified TRIM_HORIZON and also a StartingSequenceNumber.")
+		requireAPIErr(t, gsi(*out.ShardId, types.ShardIteratorTypeAtSequenceNumber, nil), "InvalidArgumentException", "")
+		requireAPIErr(t, gsi("shardId-000000000009", types.ShardIteratorTypeLatest, nil), "ResourceNotFoundException",
+			"Shard shardId-000000000009 in stream s under account 000000000000 does not exist")
+		requireAPIErr(t, gsi("nope", types.ShardIteratorTypeLatest, nil), "ResourceNotFoundException",
+			"Could not find shard nope in stream s under account 000000000000.")
+		_, err = c.GetShardIterator(ctx, &awsk.GetShardIteratorInput{StreamName: aws.String("s"), ShardId: aws.String(*out.ShardId),
+			ShardIteratorType: types.ShardIteratorTypeAtTimestamp})
+		requireAPIErr(t, err, "InvalidArgumentException", "Must specify timestampInMillis parameter for iterator of type AT_TIMESTAMP. Current request has no timestamp parameter.")
+		it, err := c.GetShardIterator(ctx, &awsk.GetShardIteratorInput{StreamName: aws.String("s"), ShardId: aws.String(*out.ShardId),
+			ShardIteratorType: types.ShardIteratorTypeAtTimestamp, Timestamp: aws.Time(time.Now().Add(-time.Minute))})
+		require.NoError(t, err)
+		recs, err := c.GetRecords(ctx, &awsk.GetRecordsInput{ShardIterator: it.ShardIterator})
+		require.NoError(t, err)
+		require.Len(t, recs.Records, 1)
+	})
 }
 
 // Split and merge refuse what Kinesis refuses.
 func TestReshardErrors(t *testing.T) {
-	c, ctx := newClient(t)
-	createStream(t, c, ctx, "s", 3)
-	_, err := c.SplitShard(ctx, &awsk.SplitShardInput{StreamName: aws.String("s"), ShardToSplit: aws.String("shardId-000000000001"), NewStartingHashKey: aws.String("1")})
-	requireAPIErr(t, err, "InvalidArgumentException", "NewStartingHashKey 1 used in SplitShard() on shard shardId-000000000001 in stream s under account 000000000000 is not both "+
-		"greater than one plus the shard's StartingHashKey 113427455640312821154458202477256070485 and less than the shard's EndingHashKey 226854911280625642308916404954512140969.")
-	_, err = c.MergeShards(ctx, &awsk.MergeShardsInput{StreamName: aws.String("s"), ShardToMerge: aws.String("shardId-000000000000"), AdjacentShardToMerge: aws.String("shardId-000000000002")})
-	requireAPIErr(t, err, "InvalidArgumentException", "Shards shardId-000000000000 and shardId-000000000002 in stream s under account 000000000000 are not an adjacent pair of shards eligible for merging")
-	_, err = c.MergeShards(ctx, &awsk.MergeShardsInput{StreamName: aws.String("s"), ShardToMerge: aws.String("shardId-000000000001"), AdjacentShardToMerge: aws.String("shardId-000000000000")})
-	requireAPIErr(t, err, "InvalidArgumentException", "")
-	_, err = c.MergeShards(ctx, &awsk.MergeShardsInput{StreamName: aws.String("s"), ShardToMerge: aws.String("shardId-000000000000"), AdjacentShardToMerge: aws.String("shardId-000000000001")})
-	require.NoError(t, err)
-	_, err = c.SplitShard(ctx, &awsk.SplitShardInput{StreamName: aws.String("s"), ShardToSplit: aws.String("shardId-000000000000"), NewStartingHashKey: aws.String("1000")})
-	requireAPIErr(t, err, "InvalidArgumentException", "Shard shardId-000000000000 in stream s under account 000000000000 has already been merged or split, and thus is not eligible for splitting.")
-	_, err = c.UpdateShardCount(ctx, &awsk.UpdateShardCountInput{StreamName: aws.String("s"), TargetShardCount: aws.Int32(5), ScalingType: types.ScalingTypeUniformScaling})
-	requireAPIErr(t, err, "InvalidArgumentException", "UpdateShardCount cannot scale up over double your current open shard count. Current open shard count: 2 Target shard count: 5")
-	_, err = c.SplitShard(ctx, &awsk.SplitShardInput{StreamName: aws.String("nope"), ShardToSplit: aws.String("shardId-000000000000"), NewStartingHashKey: aws.String("1000")})
-	requireAPIErr(t, err, "ResourceNotFoundException", "Stream nope under account 000000000000 not found.")
+	eachBackend(t, func(t *testing.T, start startFunc) {
+		c, ctx := newClientOn(t, start)
+		createStream(t, c, ctx, "s", 3)
+		_, err := c.SplitShard(ctx, &awsk.SplitShardInput{StreamName: aws.String("s"), ShardToSplit: aws.String("shardId-000000000001"), NewStartingHashKey: aws.String("1")})
+		requireAPIErr(t, err, "InvalidArgumentException", "NewStartingHashKey 1 used in SplitShard() on shard shardId-000000000001 in stream s under account 000000000000 is not both "+
+			"greater than one plus the shard's StartingHashKey 113427455640312821154458202477256070485 and less than the shard's EndingHashKey 226854911280625642308916404954512140969.")
+		_, err = c.MergeShards(ctx, &awsk.MergeShardsInput{StreamName: aws.String("s"), ShardToMerge: aws.String("shardId-000000000000"), AdjacentShardToMerge: aws.String("shardId-000000000002")})
+		requireAPIErr(t, err, "InvalidArgumentException", "Shards shardId-000000000000 and shardId-000000000002 in stream s under account 000000000000 are not an adjacent pair of shards eligible for merging")
+		_, err = c.MergeShards(ctx, &awsk.MergeShardsInput{StreamName: aws.String("s"), ShardToMerge: aws.String("shardId-000000000001"), AdjacentShardToMerge: aws.String("shardId-000000000000")})
+		requireAPIErr(t, err, "InvalidArgumentException", "")
+		_, err = c.MergeShards(ctx, &awsk.MergeShardsInput{StreamName: aws.String("s"), ShardToMerge: aws.String("shardId-000000000000"), AdjacentShardToMerge: aws.String("shardId-000000000001")})
+		require.NoError(t, err)
+		_, err = c.SplitShard(ctx, &awsk.SplitShardInput{StreamName: aws.String("s"), ShardToSplit: aws.String("shardId-000000000000"), NewStartingHashKey: aws.String("1000")})
+		requireAPIErr(t, err, "InvalidArgumentException", "Shard shardId-000000000000 in stream s under account 000000000000 has already been merged or split, and thus is not eligible for splitting.")
+		_, err = c.UpdateShardCount(ctx, &awsk.UpdateShardCountInput{StreamName: aws.String("s"), TargetShardCount: aws.Int32(5), ScalingType: types.ScalingTypeUniformScaling})
+		requireAPIErr(t, err, "InvalidArgumentException", "UpdateShardCount cannot scale up over double your current open shard count. Current open shard count: 2 Target shard count: 5")
+		_, err = c.SplitShard(ctx, &awsk.SplitShardInput{StreamName: aws.String("nope"), ShardToSplit: aws.String("shardId-000000000000"), NewStartingHashKey: aws.String("1000")})
+		requireAPIErr(t, err, "ResourceNotFoundException", "Stream nope under account 000000000000 not found.")
+	})
 }
 
 // Requests must be signed, with a known target and a known content type.
