@@ -44,14 +44,51 @@ const CatalogStream = "kinesis:catalog"
 // CreateShardedStream is not listed until the API creates it), and the
 // catalog is its stream CatalogStream. With a durable DB (xstream.Open)
 // everything survives a restart.
-func LocalBackend(db *xstream.DB) Backend { return localBackend{db} }
+func LocalBackend(db *xstream.DB) Backend {
+	return localBackend{db: func() *xstream.DB { return db }}
+}
 
-type localBackend struct{ db *xstream.DB }
+// LocalBackendFunc is LocalBackend for a DB that may be replaced while
+// the handler serves it, as a server's database i is by SWAPDB or a
+// restart: db returns the current one at each call (nil when there is
+// none: the calls then fail with xstream.ErrClosed). Since the DB's
+// catalog may change under the handler, the backend is Shared.
+func LocalBackendFunc(db func() *xstream.DB) Backend { return localBackend{db: db, shared: true} }
 
-func (b localBackend) Catalog() (xstream.Engine, string) { return xstream.Local(b.db), CatalogStream }
+type localBackend struct {
+	db     func() *xstream.DB
+	shared bool
+}
+
+// current returns the DB, or xstream.ErrClosed when there is none.
+func (b localBackend) current() (*xstream.DB, error) {
+	if db := b.db(); db != nil {
+		return db, nil
+	}
+	return nil, xstream.ErrClosed
+}
+
+func (b localBackend) Catalog() (xstream.Engine, string) {
+	db, err := b.current()
+	if err != nil {
+		db = closedDB
+	}
+	return xstream.Local(db), CatalogStream
+}
+
+// closedDB stands for a DB that is gone: its calls fail with ErrClosed.
+var closedDB = func() *xstream.DB {
+	db := xstream.NewDB()
+	db.Close()
+	return db
+}()
 
 func (b localBackend) Create(_ context.Context, name string, args xstream.ShardedArgs) (xstream.ShardedEngine, error) {
-	ss, err := b.db.CreateShardedStream(name, args)
+	db, err := b.current()
+	if err != nil {
+		return nil, err
+	}
+	ss, err := db.CreateShardedStream(name, args)
 	if err != nil {
 		return nil, err
 	}
@@ -59,7 +96,11 @@ func (b localBackend) Create(_ context.Context, name string, args xstream.Sharde
 }
 
 func (b localBackend) Open(_ context.Context, name string) (xstream.ShardedEngine, error) {
-	ss, ok := b.db.ShardedStream(name)
+	db, err := b.current()
+	if err != nil {
+		return nil, err
+	}
+	ss, ok := db.ShardedStream(name)
 	if !ok {
 		return nil, xstream.ErrNoStream
 	}
@@ -67,8 +108,12 @@ func (b localBackend) Open(_ context.Context, name string) (xstream.ShardedEngin
 }
 
 func (b localBackend) Remove(_ context.Context, name string) error {
-	_, err := b.db.RemoveShardedStream(name)
+	db, err := b.current()
+	if err != nil {
+		return err
+	}
+	_, err = db.RemoveShardedStream(name)
 	return err
 }
 
-func (localBackend) Shared() bool { return false }
+func (b localBackend) Shared() bool { return b.shared }

@@ -92,16 +92,13 @@ func (s *snapshot) stream(name string) *streamMeta {
 
 type catalogStore struct {
 	b      Backend
-	eng    xstream.Engine
-	key    string // the catalog's stream
 	cfg    config
 	mu     sync.Mutex // one change at a time in this process
 	cached atomic.Pointer[snapshot]
 }
 
 func newCatalogStore(b Backend, cfg config) *catalogStore {
-	eng, key := b.Catalog()
-	return &catalogStore{b: b, eng: eng, key: key, cfg: cfg}
+	return &catalogStore{b: b, cfg: cfg}
 }
 
 // catalogField is the field of a catalog entry.
@@ -120,7 +117,8 @@ func (s *catalogStore) read(ctx context.Context, fresh bool) (*snapshot, error) 
 }
 
 func (s *catalogStore) fetch(ctx context.Context) (*snapshot, error) {
-	es, err := s.eng.RevRange(ctx, s.key, "+", "-", 1)
+	eng, key := s.b.Catalog()
+	es, err := eng.RevRange(ctx, key, "+", "-", 1)
 	if err != nil && !errors.Is(err, xstream.ErrNoStream) {
 		return nil, err
 	}
@@ -133,7 +131,7 @@ func (s *catalogStore) fetch(ctx context.Context) (*snapshot, error) {
 			}
 		}
 		if err := json.Unmarshal([]byte(snap.raw), snap.cat); err != nil {
-			return nil, fmt.Errorf("kinesis: the catalog in %s at %s does not decode: %w", s.key, snap.id, err)
+			return nil, fmt.Errorf("kinesis: the catalog in %s at %s does not decode: %w", key, snap.id, err)
 		}
 		if snap.cat.Streams == nil {
 			snap.cat.Streams = map[string]*streamMeta{}
@@ -199,7 +197,8 @@ func (s *catalogStore) update(ctx context.Context, fn func(c *catalog) error) (*
 		if !cur.id.IsZero() {
 			next, _ = cur.id.Next()
 		}
-		_, err = s.eng.Add(ctx, s.key, xstream.AddArgs{ID: next.String(),
+		eng, key := s.b.Catalog()
+		_, err = eng.Add(ctx, key, xstream.AddArgs{ID: next.String(),
 			Trim: xstream.TrimArgs{Strategy: xstream.TrimMaxLen, MaxLen: 1}},
 			xstream.Field{Name: catalogField, Value: string(raw)})
 		if errors.Is(err, xstream.ErrIDTooSmall) && attempt < 1000 {

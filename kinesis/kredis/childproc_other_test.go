@@ -1,6 +1,6 @@
 //go:build !linux
 
-package kinesis_test
+package kredis_test
 
 import "os/exec"
 

@@ -1,4 +1,4 @@
-package kinesis_test
+package kredis_test
 
 import (
 	"bytes"
@@ -21,13 +21,12 @@ import (
 	xredis "github.com/xstreamgo/xstream/redis"
 )
 
-// The backends the engine-independent tests run on: the in-process DB,
-// a standalone redis-server and a Redis Cluster of three masters, both
-// started on loopback by the first test that needs them (with
-// persistence off) and stopped by their process IDs at the end. Without
-// redis-server on PATH the Redis backends are skipped, saying so. Each
-// test keeps to a key prefix of its own (kredis.WithPrefix).
-var backendKinds = []string{"local", "redis", "cluster"}
+// The servers the tests run on: a standalone redis-server and a Redis
+// Cluster of three masters, each started on loopback by the first test
+// that needs it (with persistence off) and stopped by its process ID at
+// the end. Without redis-server on PATH the tests are skipped, saying
+// so. Each endpoint keeps to a key prefix of its own (WithPrefix).
+var kinds = []string{"redis", "cluster"}
 
 var (
 	redisMu      sync.Mutex
@@ -51,32 +50,42 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// startFunc starts an endpoint with the given options.
-type startFunc func(t *testing.T, opts ...kinesis.Option) *kinesistest.Endpoint
-
-// eachBackend runs fn as a subtest on each backend.
-func eachBackend(t *testing.T, fn func(t *testing.T, start startFunc)) {
-	for _, kind := range backendKinds {
-		t.Run(kind, func(t *testing.T) { fn(t, starter(t, kind)) })
+// TestBackend runs the endpoint's behaviour tests on each server.
+func TestBackend(t *testing.T) {
+	for _, kind := range kinds {
+		t.Run(kind, func(t *testing.T) {
+			addrs := redisServer(t, kind)
+			kinesistest.RunBackend(t, func(t *testing.T, opts ...kinesis.Option) *kinesistest.Endpoint {
+				return startOn(t, addrs, fmt.Sprintf("t%d-", prefixSeq.Add(1)), opts)
+			})
+		})
 	}
 }
 
-func starter(t *testing.T, kind string) startFunc {
-	if kind == "local" {
-		return func(t *testing.T, opts ...kinesis.Option) *kinesistest.Endpoint { return kinesistest.Start(t, opts...) }
+// TestShared runs two endpoints over each server.
+func TestShared(t *testing.T) {
+	for _, kind := range kinds {
+		t.Run(kind, func(t *testing.T) {
+			addrs := redisServer(t, kind)
+			kinesistest.RunShared(t, func(t *testing.T, opts ...kinesis.Option) [2]*kinesistest.Endpoint {
+				prefix := fmt.Sprintf("t%d-", prefixSeq.Add(1))
+				return [2]*kinesistest.Endpoint{startOn(t, addrs, prefix, opts), startOn(t, addrs, prefix, opts)}
+			})
+		})
 	}
-	addrs := redisServer(t, kind)
-	return func(t *testing.T, opts ...kinesis.Option) *kinesistest.Endpoint {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		e, err := xredis.Dial(ctx, addrs...)
-		if err != nil {
-			t.Fatalf("xredis.Dial(%s): %v", kind, err)
-		}
-		t.Cleanup(func() { e.Close() })
-		prefix := fmt.Sprintf("t%d-", prefixSeq.Add(1))
-		return kinesistest.StartWith(t, kredis.Backend(e, kredis.WithPrefix(prefix)), opts...)
+}
+
+// startOn starts an endpoint with an engine of its own on the server at
+// addrs, over the streams of prefix.
+func startOn(t *testing.T, addrs []string, prefix string, opts []kinesis.Option) *kinesistest.Endpoint {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	e, err := xredis.Dial(ctx, addrs...)
+	if err != nil {
+		t.Fatalf("xredis.Dial(%v): %v", addrs, err)
 	}
+	t.Cleanup(func() { e.Close() })
+	return kinesistest.StartWith(t, kredis.Backend(e, kredis.WithPrefix(prefix)), opts...)
 }
 
 // redisServer returns the addresses of the server of kind ("redis" or

@@ -1,4 +1,4 @@
-package kinesis_test
+package kredis_test
 
 import (
 	"os/exec"
