@@ -158,34 +158,7 @@ func testCoreActionsEndToEnd(t *testing.T, start StartFunc) {
 	require.Equal(t, 3, open)
 
 	// Read every shard, parents before children, following ChildShards.
-	got := map[string][]string{}
-	done := map[string]bool{}
-	queue := []string{"shardId-000000000000", "shardId-000000000001"}
-	parents := map[string][]string{}
-	for len(queue) > 0 {
-		s := queue[0]
-		queue = queue[1:]
-		if done[s] {
-			continue
-		}
-		ready := true
-		for _, p := range parents[s] {
-			ready = ready && done[p]
-		}
-		if !ready {
-			queue = append(queue, s)
-			continue
-		}
-		recs, children := readShard(t, c, ctx, "orders", s)
-		done[s] = true
-		for _, r := range recs {
-			got[*r.PartitionKey] = append(got[*r.PartitionKey], string(r.Data))
-		}
-		for _, ch := range children {
-			parents[*ch.ShardId] = ch.ParentShards
-			queue = append(queue, *ch.ShardId)
-		}
-	}
+	got := readAll(t, c, ctx, "orders")
 	require.Equal(t, sent, got)
 
 	_, err = c.DeleteStream(ctx, &awsk.DeleteStreamInput{StreamName: aws.String("orders")})
