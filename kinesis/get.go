@@ -2,11 +2,15 @@ package kinesis
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"strconv"
 	"strings"
+	"time"
+	"unsafe"
 
+	"github.com/fxamacker/cbor/v2"
 	"github.com/xstreamgo/xstream"
 )
 
@@ -129,10 +133,10 @@ type getRecordsIn struct {
 }
 
 type recordOut struct {
-	SequenceNumber              string `json:"SequenceNumber"`
-	ApproximateArrivalTimestamp *stamp `json:"ApproximateArrivalTimestamp"`
-	Data                        blob   `json:"Data"`
-	PartitionKey                string `json:"PartitionKey"`
+	SequenceNumber              seqText  `json:"SequenceNumber"`
+	ApproximateArrivalTimestamp stamp    `json:"ApproximateArrivalTimestamp"`
+	Data                        dataText `json:"Data"`
+	PartitionKey                string   `json:"PartitionKey"`
 }
 
 type childShardOut struct {
@@ -207,11 +211,12 @@ func (h *Handler) getRecords(ctx context.Context, in *getRecordsIn) (any, *Error
 			res.MillisBehindLatest = max(now-int64(r.SequenceNumber.Ms), 0)
 			break
 		}
-		seq, err := seqString(r.ShardID, r.SequenceNumber)
-		if err != nil {
+		seq, ok := encodeSeq(it.shard, r.SequenceNumber)
+		if !ok {
+			_, err := seqString(r.ShardID, r.SequenceNumber)
 			return nil, internal(err)
 		}
-		out.Records = append(out.Records, recordOut{SequenceNumber: seq, ApproximateArrivalTimestamp: stampOf(int64(r.SequenceNumber.Ms)),
+		out.Records = append(out.Records, recordOut{SequenceNumber: seqText{seq}, ApproximateArrivalTimestamp: stamp{time.UnixMilli(int64(r.SequenceNumber.Ms))},
 			Data: data, PartitionKey: r.PartitionKey})
 	}
 	out.MillisBehindLatest = res.MillisBehindLatest
@@ -236,14 +241,41 @@ func childShardsOf(cs []xstream.ChildShard) []childShardOut {
 // recordData is a record's Data: its field "data", as PutRecord stores
 // it; a record put by Go code with other fields reads as the JSON object
 // of its fields.
-func recordData(fs []xstream.Field) blob {
+func recordData(fs []xstream.Field) dataText {
 	if len(fs) == 1 && fs[0].Name == dataField {
-		return blob(fs[0].Value)
+		return dataText(fs[0].Value)
 	}
 	obj := make(map[string]string, len(fs))
 	for _, f := range fs {
 		obj[f.Name] = f.Value
 	}
 	b, _ := json.Marshal(obj)
-	return b
+	return dataText(b)
+}
+
+// seqText is a sequence number written as its decimal string.
+type seqText struct{ n seqNum }
+
+func (s seqText) String() string { return string(appendDecimal(nil, s.n)) }
+
+func (s seqText) MarshalJSON() ([]byte, error) {
+	return append(appendDecimal([]byte{'"'}, s.n), '"'), nil
+}
+
+func (s seqText) MarshalCBOR() ([]byte, error) { return cbor.Marshal(s.String()) }
+
+// dataText is a record's Data as the engine stores it, a string: base64
+// in JSON, a byte string in CBOR.
+type dataText string
+
+func (d dataText) MarshalJSON() ([]byte, error) {
+	return append(appendBase64(append(make([]byte, 0, len(d)*4/3+4), '"'), string(d)), '"'), nil
+}
+
+func (d dataText) MarshalCBOR() ([]byte, error) { return cbor.Marshal([]byte(d)) }
+
+// appendBase64 appends s in standard base64, reading the string's bytes
+// in place.
+func appendBase64(b []byte, s string) []byte {
+	return base64.StdEncoding.AppendEncode(b, unsafe.Slice(unsafe.StringData(s), len(s)))
 }

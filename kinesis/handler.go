@@ -120,6 +120,20 @@ func act[In any](fn func(h *Handler, ctx context.Context, in *In) (any, *Error))
 	}
 }
 
+// fastAct is act for a request whose usual JSON shape fast decodes
+// without encoding/json (see fastPutRecords); other bodies, and CBOR,
+// are decoded as act does.
+func fastAct[In any](fast func(body []byte, in *In) bool, fn func(h *Handler, ctx context.Context, in *In) (any, *Error)) action {
+	slow := act(fn)
+	return func(h *Handler, ctx context.Context, enc string, body []byte) (any, *Error) {
+		in := new(In)
+		if enc == contentJSON && fast(body, in) {
+			return fn(h, ctx, in)
+		}
+		return slow(h, ctx, enc, body)
+	}
+}
+
 // empty is the body of an action that returns nothing.
 type empty struct{}
 
@@ -135,8 +149,8 @@ func init() {
 		"DescribeStreamSummary":         act((*Handler).describeStreamSummary),
 		"ListStreams":                   act((*Handler).listStreams),
 		"ListShards":                    act((*Handler).listShards),
-		"PutRecord":                     act((*Handler).putRecord),
-		"PutRecords":                    act((*Handler).putRecords),
+		"PutRecord":                     fastAct(fastPutRecord, (*Handler).putRecord),
+		"PutRecords":                    fastAct(fastPutRecords, (*Handler).putRecords),
 		"GetShardIterator":              act((*Handler).getShardIterator),
 		"GetRecords":                    act((*Handler).getRecords),
 		"SplitShard":                    act((*Handler).splitShard),
@@ -198,3 +212,4 @@ func (h *Handler) Close() error {
 	h.subs.closeAll()
 	return nil
 }
+

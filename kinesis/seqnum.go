@@ -2,6 +2,8 @@ package kinesis
 
 import (
 	"fmt"
+	"math/bits"
+	"strconv"
 
 	"github.com/xstreamgo/xstream"
 )
@@ -78,7 +80,37 @@ func seqString(shardID string, id xstream.ID) (string, error) {
 	if !ok {
 		return "", fmt.Errorf("kinesis: the ID %s of shard %s has no sequence number (ms < 2^48, seq < 2^56 and shard < 2^24 needed)", id, shardID)
 	}
-	return s.String(), nil
+	var buf [40]byte
+	return string(appendDecimal(buf[:0], s)), nil
+}
+
+// appendDecimal appends n in decimal, without allocating: n is split
+// into base-10^19 digits, at most three.
+func appendDecimal(b []byte, n seqNum) []byte {
+	const e19 = 10_000_000_000_000_000_000
+	if n.Hi == 0 {
+		return strconv.AppendUint(b, n.Lo, 10)
+	}
+	var parts [3]uint64
+	k := 0
+	for n.Hi != 0 || n.Lo >= e19 {
+		qhi, r := n.Hi/e19, n.Hi%e19
+		qlo, r := bits.Div64(r, n.Lo, e19)
+		parts[k] = r
+		k++
+		n = seqNum{Hi: qhi, Lo: qlo}
+	}
+	b = strconv.AppendUint(b, n.Lo, 10)
+	for k--; k >= 0; k-- {
+		var d [19]byte
+		v := parts[k]
+		for i := 18; i >= 0; i-- {
+			d[i] = byte('0' + v%10)
+			v /= 10
+		}
+		b = append(b, d[:]...)
+	}
+	return b
 }
 
 // parseSeq reads a sequence number string; ok is false for one that is

@@ -27,6 +27,7 @@ func TestSeqNumMapping(t *testing.T) {
 			require.Equal(t, sh, gs)
 			require.Equal(t, id, gid)
 			seen[n] = true
+			require.Equal(t, n.String(), string(appendDecimal(nil, n)))
 			// Through the decimal form too.
 			ps, pid, ok := parseSeq(n.String())
 			require.True(t, ok)
@@ -47,6 +48,9 @@ func TestSeqNumMapping(t *testing.T) {
 	}
 	require.Len(t, seen, len(distinct))
 
+	for _, n := range []seqNum{{}, {Lo: 1<<64 - 1}, {Hi: 1}, {Hi: 1<<64 - 1, Lo: 1<<64 - 1}, {Hi: 5421010862427522170, Lo: 687399551400673280}} {
+		require.Equal(t, n.String(), string(appendDecimal(nil, n)))
+	}
 	_, ok := encodeSeq(0, xstream.ID{Ms: 1 << 48})
 	require.False(t, ok)
 	_, ok = encodeSeq(0, xstream.ID{Seq: 1 << 56})

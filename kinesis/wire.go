@@ -35,24 +35,33 @@ func (b *blob) UnmarshalJSON(data []byte) error {
 	if len(data) == 0 || data[0] != '"' {
 		return typeMismatch(data, "a Blob", "to a Blob")
 	}
+	raw := data[1 : len(data)-1]
 	var s string
-	if err := json.Unmarshal(data, &s); err != nil {
-		return serialErr("%s", err.Error())
+	if bytes.IndexByte(raw, '\\') >= 0 {
+		// Escapes: unquote them first (never in base64 written by an SDK).
+		if err := json.Unmarshal(data, &s); err != nil {
+			return serialErr("%s", err.Error())
+		}
+		raw = []byte(s)
 	}
-	if len(s)%4 != 0 {
-		return serialErr("'%s' can not be converted to a Blob: Base64 encoded length is expected a multiple of 4 bytes but found: %d", s, len(s))
+	if len(raw)%4 != 0 {
+		return serialErr("'%s' can not be converted to a Blob: Base64 encoded length is expected a multiple of 4 bytes but found: %d", raw, len(raw))
 	}
-	out := make([]byte, base64.StdEncoding.DecodedLen(len(s)))
-	n, err := base64.StdEncoding.Strict().Decode(out, []byte(s))
+	out := make([]byte, base64.StdEncoding.DecodedLen(len(raw)))
+	n, err := base64.StdEncoding.Strict().Decode(out, raw)
 	if err != nil {
 		var ce base64.CorruptInputError
-		if errors.As(err, &ce) && int(ce) < len(s) && !strings.ContainsRune("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=", rune(s[ce])) {
-			return serialErr("'%s' can not be converted to a Blob: Invalid Base64 character: '%c'", s, s[ce])
+		if errors.As(err, &ce) && int(ce) < len(raw) && !isBase64Char(raw[ce]) {
+			return serialErr("'%s' can not be converted to a Blob: Invalid Base64 character: '%c'", raw, raw[ce])
 		}
-		return serialErr("'%s' can not be converted to a Blob: Invalid last non-pad Base64 character dectected", s)
+		return serialErr("'%s' can not be converted to a Blob: Invalid last non-pad Base64 character dectected", raw)
 	}
 	*b = out[:n]
 	return nil
+}
+
+func isBase64Char(c byte) bool {
+	return c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '+' || c == '/' || c == '='
 }
 
 // UnmarshalCBOR takes a byte string, or a text string in base64.
@@ -164,10 +173,7 @@ func (t *stamp) UnmarshalCBOR(data []byte) error {
 }
 
 // MarshalJSON writes epoch seconds with milliseconds, as Kinesis does.
-func (t stamp) MarshalJSON() ([]byte, error) {
-	ms := t.UnixMilli()
-	return strconv.AppendFloat(nil, float64(ms)/1000, 'f', -1, 64), nil
-}
+func (t stamp) MarshalJSON() ([]byte, error) { return appendSeconds(nil, t.UnixMilli()), nil }
 
 // MarshalCBOR writes tag 1 and epoch milliseconds, as the Java SDK reads
 // them.
@@ -331,10 +337,27 @@ var cborDec, _ = cbor.DecOptions{
 
 var cborEnc, _ = cbor.EncOptions{Time: cbor.TimeUnixMicro, TimeTag: cbor.EncTagRequired}.EncMode()
 
-var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+var (
+	bufPool   = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+	bytesPool = sync.Pool{New: func() any { return new([]byte) }}
+)
 
 // writeBody writes v as the response of the given encoding with status.
 func writeBody(w http.ResponseWriter, encoding string, status int, v any) {
+	if a, ok := v.(jsonAppender); ok && encoding != contentCBOR {
+		bp := bytesPool.Get().(*[]byte)
+		b := a.appendJSON((*bp)[:0])
+		hdr := w.Header()
+		hdr["Content-Type"] = []string{encoding}
+		hdr["Content-Length"] = []string{strconv.Itoa(len(b))}
+		w.WriteHeader(status)
+		w.Write(b)
+		if cap(b) <= 1<<20 {
+			*bp = b
+			bytesPool.Put(bp)
+		}
+		return
+	}
 	buf := bufPool.Get().(*bytes.Buffer)
 	buf.Reset()
 	var err error
