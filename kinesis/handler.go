@@ -212,4 +212,3 @@ func (h *Handler) Close() error {
 	h.subs.closeAll()
 	return nil
 }
-
