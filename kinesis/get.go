@@ -54,9 +54,31 @@ func (h *Handler) getShardIterator(ctx context.Context, in *getShardIteratorIn) 
 	if e != nil {
 		return nil, e
 	}
-	n, ok := resolveShard(*in.ShardId)
+	p, e := h.position(ctx, name, *in.ShardId, *in.ShardIteratorType, in.StartingSequenceNumber, in.Timestamp, "GetShardIterator")
+	if e != nil {
+		return nil, e
+	}
+	return struct {
+		ShardIterator string `json:"ShardIterator"`
+	}{shardIter{issued: h.nowMs(), created: p.meta.Created, stream: name, shard: p.shard, engine: p.it}.String()}, nil
+}
+
+// shardPosition is a position in a shard of a readable stream.
+type shardPosition struct {
+	name  string // the stream's
+	eng   xstream.ShardedEngine
+	meta  *streamMeta
+	shard int
+	it    string // the engine's iterator
+}
+
+// position checks a starting position in a shard (GetShardIterator's,
+// or SubscribeToShard's: op names the action in messages) and returns
+// the engine's iterator there.
+func (h *Handler) position(ctx context.Context, name, shardArg, typ string, startSeq *string, ts *stamp, op string) (*shardPosition, *Error) {
+	n, ok := resolveShard(shardArg)
 	if !ok {
-		return nil, h.shardNotFound(name, *in.ShardId)
+		return nil, h.shardNotFound(name, shardArg)
 	}
 	shardID := shardName(n)
 	eng, m, e := h.readable(ctx, name)
@@ -66,11 +88,10 @@ func (h *Handler) getShardIterator(ctx context.Context, in *getShardIteratorIn) 
 		}
 		return nil, e
 	}
-	typ := *in.ShardIteratorType
 	args := xstream.IteratorArgs{}
 	switch typ {
 	case "TRIM_HORIZON", "LATEST":
-		if in.StartingSequenceNumber != nil {
+		if startSeq != nil {
 			return nil, clientErr(typeInvalidArgument, "Must either specify (1) AT_SEQUENCE_NUMBER or AFTER_SEQUENCE_NUMBER and StartingSequenceNumber or "+
 				"(2) TRIM_HORIZON or LATEST and no StartingSequenceNumber. Request specified %s and also a StartingSequenceNumber.", typ)
 		}
@@ -79,15 +100,15 @@ func (h *Handler) getShardIterator(ctx context.Context, in *getShardIteratorIn) 
 			args.Type = xstream.Latest
 		}
 	case "AT_SEQUENCE_NUMBER", "AFTER_SEQUENCE_NUMBER":
-		if in.StartingSequenceNumber == nil {
+		if startSeq == nil {
 			return nil, clientErr(typeInvalidArgument, "Must either specify (1) AT_SEQUENCE_NUMBER or AFTER_SEQUENCE_NUMBER and StartingSequenceNumber or "+
 				"(2) TRIM_HORIZON or LATEST and no StartingSequenceNumber. Request specified %s and no StartingSequenceNumber.", typ)
 		}
-		seq := *in.StartingSequenceNumber
+		seq := *startSeq
 		sn, id, ok := parseSeq(seq)
 		if !ok {
-			return nil, clientErr(typeInvalidArgument, "StartingSequenceNumber %s used in GetShardIterator on shard %s in stream %s under account %s is invalid.",
-				seq, shardID, name, h.cfg.account)
+			return nil, clientErr(typeInvalidArgument, "StartingSequenceNumber %s used in %s on shard %s in stream %s under account %s is invalid.",
+				seq, op, shardID, name, h.cfg.account)
 		}
 		if sn != n {
 			return nil, clientErr(typeInvalidArgument, "Invalid StartingSequenceNumber. It encodes %s, while it was used in a call to a shard with %s", shardName(sn), shardID)
@@ -97,14 +118,14 @@ func (h *Handler) getShardIterator(ctx context.Context, in *getShardIteratorIn) 
 			args.Type = xstream.AfterSequenceNumber
 		}
 	case "AT_TIMESTAMP":
-		if in.Timestamp == nil {
+		if ts == nil {
 			return nil, clientErr(typeInvalidArgument, "Must specify timestampInMillis parameter for iterator of type AT_TIMESTAMP. Current request has no timestamp parameter.")
 		}
-		ts, now := in.Timestamp.UnixMilli(), h.nowMs()
-		if ts > now {
-			return nil, clientErr(typeInvalidArgument, "The timestampInMillis parameter cannot be greater than the currentTimestampInMillis. timestampInMillis: %d, currentTimestampInMillis: %d", ts, now)
+		tms, now := ts.UnixMilli(), h.nowMs()
+		if tms > now {
+			return nil, clientErr(typeInvalidArgument, "The timestampInMillis parameter cannot be greater than the currentTimestampInMillis. timestampInMillis: %d, currentTimestampInMillis: %d", tms, now)
 		}
-		args = xstream.IteratorArgs{Type: xstream.AtTimestamp, Timestamp: in.Timestamp.Time}
+		args = xstream.IteratorArgs{Type: xstream.AtTimestamp, Timestamp: ts.Time}
 	}
 	it, err := eng.GetShardIterator(ctx, shardID, args)
 	if errors.Is(err, xstream.ErrPastTrimHorizon) {
@@ -116,14 +137,12 @@ func (h *Handler) getShardIterator(ctx context.Context, in *getShardIteratorIn) 
 	case errors.Is(err, xstream.ErrShardNotFound), errors.Is(err, xstream.ErrShardExpired):
 		return nil, h.shardMissing(name, shardID)
 	case errors.Is(err, xstream.ErrInvalidArgument), errors.Is(err, xstream.ErrInvalidID):
-		return nil, clientErr(typeInvalidArgument, "StartingSequenceNumber %s used in GetShardIterator on shard %s in stream %s under account %s is invalid because it did not come from this stream.",
-			*in.StartingSequenceNumber, shardID, name, h.cfg.account)
+		return nil, clientErr(typeInvalidArgument, "StartingSequenceNumber %s used in %s on shard %s in stream %s under account %s is invalid because it did not come from this stream.",
+			*startSeq, op, shardID, name, h.cfg.account)
 	case err != nil:
 		return nil, h.engineErr(name, err)
 	}
-	return struct {
-		ShardIterator string `json:"ShardIterator"`
-	}{shardIter{issued: h.nowMs(), created: m.Created, stream: name, shard: n, engine: it}.String()}, nil
+	return &shardPosition{name: name, eng: eng, meta: m, shard: n, it: it}, nil
 }
 
 type getRecordsIn struct {

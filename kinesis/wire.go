@@ -387,6 +387,17 @@ func writeBody(w http.ResponseWriter, encoding string, status int, v any) {
 	}
 }
 
+// encodeBody returns v in the given encoding.
+func encodeBody(encoding string, v any) ([]byte, error) {
+	if a, ok := v.(jsonAppender); ok && encoding != contentCBOR {
+		return a.appendJSON(nil), nil
+	}
+	if encoding == contentCBOR {
+		return cborEnc.Marshal(v)
+	}
+	return json.Marshal(v)
+}
+
 // errorBody is the body of an error response.
 type errorBody struct {
 	Type    string `json:"__type" cbor:"__type"`

@@ -31,6 +31,8 @@ type StartFunc func(t *testing.T, opts ...kinesis.Option) *Endpoint
 // retention, paging, consumers and the errors of each.
 func RunBackend(t *testing.T, start StartFunc) {
 	t.Run("Property", func(t *testing.T) { testProperty(t, start) })
+	t.Run("SubscribeToShard", func(t *testing.T) { testSubscribeToShard(t, start) })
+	t.Run("SubscriptionEnds", func(t *testing.T) { testSubscriptionEnds(t, start) })
 	t.Run("CoreActionsEndToEnd", func(t *testing.T) { testCoreActionsEndToEnd(t, start) })
 	t.Run("GetRecordsIteratorsAndPositions", func(t *testing.T) { testGetRecordsIteratorsAndPositions(t, start) })
 	t.Run("StatusDelays", func(t *testing.T) { testStatusDelays(t, start) })
