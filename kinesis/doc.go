@@ -66,11 +66,20 @@
 //     10,000 records and 10 MiB a GetRecords, 50 tags and 20 consumers a
 //     stream.
 //
+// SubscribeToShard (subscribe.go) streams SubscribeToShardEvent events in
+// the AWS event-stream encoding over HTTP/2 (or HTTP/1.1): the handler is
+// meant to be served with unencrypted HTTP/2 enabled, as kinesistest and
+// xstream-server do.
+//
 // # What differs from Kinesis
 //
 // No throughput limits per shard (ProvisionedThroughputExceededException
 // is never returned), no limit on the number of reshards a day, no
-// encryption, no enhanced monitoring, and no checking of signatures. A
-// Data blob is stored as the record's field "data"; records put by Go
-// code with other fields read as the JSON object of their fields.
+// encryption, no enhanced monitoring, no resource policies, and no
+// checking of signatures; actions newer than the ones above are
+// UnknownOperationException. Sequence numbers have 39 digits at most
+// where Kinesis's have 56. A Data blob is stored as the record's field
+// "data"; records put by Go code with other fields read as the JSON
+// object of their fields. On a shared backend, puts and reads trust the
+// catalog for up to WithCatalogCache (a second).
 package kinesis
