@@ -1,6 +1,7 @@
 package kinesis_test
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -73,4 +74,28 @@ func TestRequestChecks(t *testing.T) {
 	require.Equal(t, 404, r.Status)
 	require.Equal(t, "<UnknownOperationException/>\n", string(r.Body))
 	require.NotEmpty(t, r.Header.Get("x-amzn-RequestId"))
+}
+
+// An ON_DEMAND stream may leave ShardCount out and starts with 4 shards;
+// a PROVISIONED one may not.
+func TestOnDemandStream(t *testing.T) {
+	ep := kinesistest.Start(t)
+	r := rawJSON(t, ep.URL, "CreateStream", map[string]any{"StreamName": "od", "StreamModeDetails": map[string]any{"StreamMode": "ON_DEMAND"}})
+	require.Equal(t, 200, r.Status, "%s", r.Body)
+	r = rawJSON(t, ep.URL, "DescribeStreamSummary", map[string]any{"StreamName": "od"})
+	var d struct {
+		StreamDescriptionSummary struct {
+			OpenShardCount    int
+			StreamModeDetails struct{ StreamMode string }
+		}
+	}
+	require.NoError(t, json.Unmarshal(r.Body, &d))
+	require.Equal(t, 4, d.StreamDescriptionSummary.OpenShardCount)
+	require.Equal(t, "ON_DEMAND", d.StreamDescriptionSummary.StreamModeDetails.StreamMode)
+	r = rawJSON(t, ep.URL, "DescribeLimits", map[string]any{})
+	require.Contains(t, string(r.Body), `"OnDemandStreamCount":1`)
+	r = rawJSON(t, ep.URL, "CreateStream", map[string]any{"StreamName": "p"})
+	typ, msg := r.errType(t)
+	require.Equal(t, "ValidationException", typ)
+	require.Equal(t, "1 validation error detected: Value null at 'shardCount' failed to satisfy constraint: Member must not be null", msg)
 }
