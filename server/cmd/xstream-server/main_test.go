@@ -17,6 +17,9 @@ import (
 // merge, list shards. It is skipped without aws on PATH (.ci/run installs
 // Debian's awscli).
 func TestKinesisAWSCLI(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the AWS command line test runs without -race: it drives a binary built without it")
+	}
 	awsPath, err := exec.LookPath("aws")
 	if err != nil {
 		t.Skip("aws (the AWS command line) is not on PATH")
