@@ -12,7 +12,7 @@ import (
 // or with no date, IncompleteSignatureException; with both forms,
 // InvalidSignatureException. The signature itself, and so the keys, are
 // not checked, as no emulator can know the secret keys.
-func checkAuth(r *http.Request) *Error {
+func checkAuth(r *http.Request) *apiError {
 	auth := r.Header.Get("Authorization")
 	if auth != "" && r.URL.RawQuery == "" && hasParam(auth, "Credential=") && hasParam(auth, "Signature=") &&
 		hasParam(auth, "SignedHeaders=") && (r.Header.Get("X-Amz-Date") != "" || r.Header.Get("Date") != "") {

@@ -82,12 +82,12 @@ type registerConsumerIn struct {
 }
 
 // streamOfARN returns the stream a StreamARN names.
-func (h *Handler) streamOfARN(arn string) (string, *Error) {
+func (h *Handler) streamOfARN(arn string) (string, *apiError) {
 	return h.nameOf(&streamRef{StreamARN: &arn})
 }
 
 // registerConsumer: RegisterStreamConsumer.
-func (h *Handler) registerConsumer(ctx context.Context, in *registerConsumerIn) (any, *Error) {
+func (h *Handler) registerConsumer(ctx context.Context, in *registerConsumerIn) (any, *apiError) {
 	var c checker
 	c.str("streamARN", in.StreamARN, strRule{required: true, pattern: arnPattern, match: arnRe.MatchString, min: 1, max: 2048})
 	c.str("consumerName", in.ConsumerName, nameRule)
@@ -140,7 +140,7 @@ type consumerRefIn struct {
 
 // consumerRef reads the stream and consumer names of a request naming
 // the consumer by ARN, or by stream ARN and name.
-func (h *Handler) consumerRef(in *consumerRefIn) (stream, consumer string, created int64, e *Error) {
+func (h *Handler) consumerRef(in *consumerRefIn) (stream, consumer string, created int64, e *apiError) {
 	var c checker
 	c.str("streamARN", in.StreamARN, arnRule)
 	c.str("consumerName", in.ConsumerName, optNameRule)
@@ -164,7 +164,7 @@ func (h *Handler) consumerRef(in *consumerRefIn) (stream, consumer string, creat
 	return stream, *in.ConsumerName, 0, e
 }
 
-func (h *Handler) consumerNotFound(stream, consumer string) *Error {
+func (h *Handler) consumerNotFound(stream, consumer string) *apiError {
 	return clientErr(typeResourceNotFound, "Consumer %s under stream %s not found for account %s.", consumer, stream, h.cfg.account)
 }
 
@@ -180,7 +180,7 @@ func findConsumer(m *streamMeta, name string, created int64) *consumerMeta {
 }
 
 // describeConsumer: DescribeStreamConsumer.
-func (h *Handler) describeConsumer(ctx context.Context, in *consumerRefIn) (any, *Error) {
+func (h *Handler) describeConsumer(ctx context.Context, in *consumerRefIn) (any, *apiError) {
 	stream, consumer, created, e := h.consumerRef(in)
 	if e != nil {
 		return nil, e
@@ -199,7 +199,7 @@ func (h *Handler) describeConsumer(ctx context.Context, in *consumerRefIn) (any,
 }
 
 // deregisterConsumer: DeregisterStreamConsumer.
-func (h *Handler) deregisterConsumer(ctx context.Context, in *consumerRefIn) (any, *Error) {
+func (h *Handler) deregisterConsumer(ctx context.Context, in *consumerRefIn) (any, *apiError) {
 	stream, consumer, created, e := h.consumerRef(in)
 	if e != nil {
 		return nil, e
@@ -239,7 +239,7 @@ type listConsumersIn struct {
 
 // listConsumers: ListStreamConsumers, by name, paged by MaxResults (100
 // by default) and NextToken.
-func (h *Handler) listConsumers(ctx context.Context, in *listConsumersIn) (any, *Error) {
+func (h *Handler) listConsumers(ctx context.Context, in *listConsumersIn) (any, *apiError) {
 	var c checker
 	c.str("streamARN", in.StreamARN, strRule{required: true, pattern: arnPattern, match: arnRe.MatchString, min: 1, max: 2048})
 	c.str("nextToken", in.NextToken, strRule{min: 1, max: 1048576})

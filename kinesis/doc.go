@@ -6,12 +6,16 @@
 //
 // A Handler is an http.Handler. Give it a Backend, the place its streams
 // live: an in-process DB (LocalBackend; durable when the DB is), or a
-// Redis engine (package kredis; several endpoint processes may share one
-// Redis Cluster):
+// Redis engine (package kredis, module
+// github.com/xstreamgo/xstream/kinesis/kredis; several endpoint
+// processes may share one Redis Cluster), and serve it with HTTP/1.1 and
+// unencrypted HTTP/2, which SubscribeToShard's clients use:
 //
 //	db := xstream.NewDB()
-//	h := kinesis.New(kinesis.LocalBackend(db))
-//	http.ListenAndServe("127.0.0.1:4567", h)
+//	srv := &http.Server{Addr: "127.0.0.1:4567", Handler: kinesis.New(kinesis.LocalBackend(db)), Protocols: new(http.Protocols)}
+//	srv.Protocols.SetHTTP1(true)
+//	srv.Protocols.SetUnencryptedHTTP2(true)
+//	srv.ListenAndServe()
 //
 // and point a client at it:
 //

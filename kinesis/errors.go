@@ -8,18 +8,17 @@ import (
 	"github.com/xstreamgo/xstream"
 )
 
-// Error is an error as Kinesis reports it: an HTTP status (400 for every
-// client error), a type such as "ResourceNotFoundException", written as
-// the "__type" of the response body, and a message. Every failed request
-// is answered with one; the handler's own logic returns them, so a Go
-// caller of the package's functions can test for a kind with errors.As.
-type Error struct {
+// apiError is an error as Kinesis reports it: an HTTP status (400 for
+// every client error, 500 for InternalFailure), a type such as
+// "ResourceNotFoundException", written as the "__type" of the response
+// body, and a message. Every failed request is answered with one.
+type apiError struct {
 	Status  int
 	Type    string
 	Message string
 }
 
-func (e *Error) Error() string { return e.Type + ": " + e.Message }
+func (e *apiError) Error() string { return e.Type + ": " + e.Message }
 
 // The error types the handler writes, as Kinesis names them.
 const (
@@ -39,34 +38,34 @@ const (
 	typeThroughput          = "ProvisionedThroughputExceededException"
 )
 
-func clientErr(typ, format string, args ...any) *Error {
-	return &Error{Status: http.StatusBadRequest, Type: typ, Message: fmt.Sprintf(format, args...)}
+func clientErr(typ, format string, args ...any) *apiError {
+	return &apiError{Status: http.StatusBadRequest, Type: typ, Message: fmt.Sprintf(format, args...)}
 }
 
 // The messages below are Kinesis's (as kinesalite, which copied them from
 // the service, writes them).
 
-func (h *Handler) streamNotFound(name string) *Error {
+func (h *Handler) streamNotFound(name string) *apiError {
 	return clientErr(typeResourceNotFound, "Stream %s under account %s not found.", name, h.cfg.account)
 }
 
-func (h *Handler) streamExists(name string) *Error {
+func (h *Handler) streamExists(name string) *apiError {
 	return clientErr(typeResourceInUse, "Stream %s under account %s already exists.", name, h.cfg.account)
 }
 
-func (h *Handler) notActive(name string, status string) *Error {
+func (h *Handler) notActive(name string, status string) *apiError {
 	return clientErr(typeResourceInUse, "Stream %s under account %s not ACTIVE, instead in state %s", name, h.cfg.account, status)
 }
 
-func (h *Handler) shardNotFound(stream, shard string) *Error {
+func (h *Handler) shardNotFound(stream, shard string) *apiError {
 	return clientErr(typeResourceNotFound, "Could not find shard %s in stream %s under account %s.", shard, stream, h.cfg.account)
 }
 
-func (h *Handler) shardMissing(stream, shard string) *Error {
+func (h *Handler) shardMissing(stream, shard string) *apiError {
 	return clientErr(typeResourceNotFound, "Shard %s in stream %s under account %s does not exist", shard, stream, h.cfg.account)
 }
 
-func (h *Handler) shardLimit(current, more int) *Error {
+func (h *Handler) shardLimit(current, more int) *apiError {
 	return clientErr(typeLimitExceeded, "This request would exceed the shard limit for the account %s in %s. "+
 		"Current shard count for the account: %d. Limit: %d. Number of additional shards that would have resulted from this request: %d. "+
 		"Refer to the AWS Service Limits page (http://docs.aws.amazon.com/general/latest/gr/aws_service_limits.html) "+
@@ -78,15 +77,15 @@ var errInvalidIterator = clientErr(typeInvalidArgument, "Invalid ShardIterator."
 // internal reports a failure of the engine underneath (a closed DB, a
 // Redis error) as Kinesis reports its own: InternalFailure, status 500,
 // which the SDKs retry.
-func internal(err error) *Error {
-	return &Error{Status: http.StatusInternalServerError, Type: typeInternalFailure, Message: err.Error()}
+func internal(err error) *apiError {
+	return &apiError{Status: http.StatusInternalServerError, Type: typeInternalFailure, Message: err.Error()}
 }
 
 // engineErr turns an error of the engine into the Error Kinesis would
 // answer: the engine's sentinels map to Kinesis's types; anything else is
 // an InternalFailure.
-func (h *Handler) engineErr(stream string, err error) *Error {
-	var e *Error
+func (h *Handler) engineErr(stream string, err error) *apiError {
+	var e *apiError
 	switch {
 	case errors.As(err, &e):
 		return e

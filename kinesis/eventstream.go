@@ -44,7 +44,7 @@ func appendEvent(b []byte, enc, eventType string, payload []byte) []byte {
 
 // appendException appends an exception message, as Kinesis ends a
 // subscription that fails.
-func appendException(b []byte, enc string, e *Error) []byte {
+func appendException(b []byte, enc string, e *apiError) []byte {
 	body, _ := encodeBody(enc, errorBody{e.Type, e.Message})
 	return appendMessage(b, []header{{":message-type", "exception"}, {":exception-type", e.Type}, {":content-type", enc}}, body)
 }

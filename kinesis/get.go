@@ -45,7 +45,7 @@ func resolveShard(id string) (int, bool) {
 }
 
 // getShardIterator: GetShardIterator.
-func (h *Handler) getShardIterator(ctx context.Context, in *getShardIteratorIn) (any, *Error) {
+func (h *Handler) getShardIterator(ctx context.Context, in *getShardIteratorIn) (any, *apiError) {
 	var c checker
 	c.str("shardId", in.ShardId, nameRule)
 	c.enum("shardIteratorType", in.ShardIteratorType, true, iteratorTypes...)
@@ -75,7 +75,7 @@ type shardPosition struct {
 // position checks a starting position in a shard (GetShardIterator's,
 // or SubscribeToShard's: op names the action in messages) and returns
 // the engine's iterator there.
-func (h *Handler) position(ctx context.Context, name, shardArg, typ string, startSeq *string, ts *stamp, op string) (*shardPosition, *Error) {
+func (h *Handler) position(ctx context.Context, name, shardArg, typ string, startSeq *string, ts *stamp, op string) (*shardPosition, *apiError) {
 	n, ok := resolveShard(shardArg)
 	if !ok {
 		return nil, h.shardNotFound(name, shardArg)
@@ -173,7 +173,7 @@ type getRecordsOut struct {
 
 // getRecords: GetRecords, up to Limit records (10,000 by default) and 10
 // MiB of Data.
-func (h *Handler) getRecords(ctx context.Context, in *getRecordsIn) (any, *Error) {
+func (h *Handler) getRecords(ctx context.Context, in *getRecordsIn) (any, *apiError) {
 	var c checker
 	c.intRange("limit", in.Limit, false, 1, 10000)
 	c.str("shardIterator", in.ShardIterator, strRule{required: true, min: 1, max: 512})

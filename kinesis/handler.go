@@ -72,9 +72,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			enc = contentJSON
 		}
 		if known {
-			writeErr(w, enc, &Error{Status: 400, Type: typeSerialization})
+			writeErr(w, enc, &apiError{Status: 400, Type: typeSerialization})
 		} else {
-			writeErr(w, enc, &Error{Status: 400, Type: typeUnknownOperation})
+			writeErr(w, enc, &apiError{Status: 400, Type: typeUnknownOperation})
 		}
 		return
 	}
@@ -87,7 +87,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !known {
-		writeErr(w, ct, &Error{Status: 400, Type: typeUnknownOperation})
+		writeErr(w, ct, &apiError{Status: 400, Type: typeUnknownOperation})
 		return
 	}
 	if e := checkAuth(r); e != nil {
@@ -107,11 +107,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // action runs one action on a request body of the given encoding.
-type action func(h *Handler, ctx context.Context, enc string, body []byte) (any, *Error)
+type action func(h *Handler, ctx context.Context, enc string, body []byte) (any, *apiError)
 
 // act makes an action of a function of the decoded request.
-func act[In any](fn func(h *Handler, ctx context.Context, in *In) (any, *Error)) action {
-	return func(h *Handler, ctx context.Context, enc string, body []byte) (any, *Error) {
+func act[In any](fn func(h *Handler, ctx context.Context, in *In) (any, *apiError)) action {
+	return func(h *Handler, ctx context.Context, enc string, body []byte) (any, *apiError) {
 		in := new(In)
 		if e := decode(enc, body, in); e != nil {
 			return nil, e
@@ -123,9 +123,9 @@ func act[In any](fn func(h *Handler, ctx context.Context, in *In) (any, *Error))
 // fastAct is act for a request whose usual JSON shape fast decodes
 // without encoding/json (see fastPutRecords); other bodies, and CBOR,
 // are decoded as act does.
-func fastAct[In any](fast func(body []byte, in *In) bool, fn func(h *Handler, ctx context.Context, in *In) (any, *Error)) action {
+func fastAct[In any](fast func(body []byte, in *In) bool, fn func(h *Handler, ctx context.Context, in *In) (any, *apiError)) action {
 	slow := act(fn)
-	return func(h *Handler, ctx context.Context, enc string, body []byte) (any, *Error) {
+	return func(h *Handler, ctx context.Context, enc string, body []byte) (any, *apiError) {
 		in := new(In)
 		if enc == contentJSON && fast(body, in) {
 			return fn(h, ctx, in)

@@ -7,7 +7,7 @@ import "context"
 const onDemandStreamLimit = 50
 
 // describeLimits: DescribeLimits, the account's shard limit and use.
-func (h *Handler) describeLimits(ctx context.Context, _ *empty) (any, *Error) {
+func (h *Handler) describeLimits(ctx context.Context, _ *empty) (any, *apiError) {
 	s, e := h.snapshot(ctx, true)
 	if e != nil {
 		return nil, e

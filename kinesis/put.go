@@ -35,7 +35,7 @@ type putRecordOut struct {
 }
 
 // putRecord: PutRecord.
-func (h *Handler) putRecord(ctx context.Context, in *putRecordIn) (any, *Error) {
+func (h *Handler) putRecord(ctx context.Context, in *putRecordIn) (any, *apiError) {
 	var c checker
 	c.str("sequenceNumberForOrdering", in.SequenceNumberForOrdering, seqRule)
 	c.str("partitionKey", in.PartitionKey, partitionKeyRule)
@@ -73,7 +73,7 @@ func (h *Handler) putRecord(ctx context.Context, in *putRecordIn) (any, *Error) 
 }
 
 // checkHashKey refuses an ExplicitHashKey above 2^128-1.
-func checkHashKey(k *string) *Error {
+func checkHashKey(k *string) *apiError {
 	if k == nil {
 		return nil
 	}
@@ -109,7 +109,7 @@ type putRecordsOut struct {
 // putRecords: PutRecords, 1 to 500 records of at most 5 MiB in all. A
 // record the engine fails to store is reported in its place, as Kinesis
 // does, with the others stored.
-func (h *Handler) putRecords(ctx context.Context, in *putRecordsIn) (any, *Error) {
+func (h *Handler) putRecords(ctx context.Context, in *putRecordsIn) (any, *apiError) {
 	var c checker
 	if in.Records == nil {
 		c.fail("null", "records", "Member must not be null")

@@ -27,7 +27,7 @@ type reshardTarget struct {
 }
 
 // target looks the stream up for a reshard: it must be ACTIVE.
-func (h *Handler) target(ctx context.Context, name string) (*reshardTarget, *Error) {
+func (h *Handler) target(ctx context.Context, name string) (*reshardTarget, *apiError) {
 	s, m, eng, e := h.lookupEngine(ctx, name)
 	if e != nil {
 		return nil, e
@@ -63,7 +63,7 @@ func (t *reshardTarget) open() int {
 
 // resharded applies op now, or leaves it for the end of the UPDATING
 // delay; more is how many OPEN shards it adds (negative: removes).
-func (h *Handler) resharded(ctx context.Context, t *reshardTarget, op *reshardOp, more int) *Error {
+func (h *Handler) resharded(ctx context.Context, t *reshardTarget, op *reshardOp, more int) *apiError {
 	if d := h.cfg.updateDelay; d > 0 {
 		_, err := h.cat.update(ctx, func(c *catalog) error {
 			m := c.Streams[t.name]
@@ -114,13 +114,13 @@ func (h *Handler) applyReshard(ctx context.Context, eng xstream.ShardedEngine, o
 	}
 }
 
-func (h *Handler) closedShard(stream, shard, what string) *Error {
+func (h *Handler) closedShard(stream, shard, what string) *apiError {
 	return clientErr(typeInvalidArgument, "Shard %s in stream %s under account %s has already been merged or split, and thus is not eligible for %s.",
 		shard, stream, h.cfg.account, what)
 }
 
 // splitShard: SplitShard.
-func (h *Handler) splitShard(ctx context.Context, in *splitShardIn) (any, *Error) {
+func (h *Handler) splitShard(ctx context.Context, in *splitShardIn) (any, *apiError) {
 	var c checker
 	c.str("newStartingHashKey", in.NewStartingHashKey, strRule{required: true, pattern: hashKeyPattern, match: digitsUpTo(39)})
 	in.check(&c)
@@ -175,7 +175,7 @@ type mergeShardsIn struct {
 }
 
 // mergeShards: MergeShards. ShardToMerge must be the lower of the two.
-func (h *Handler) mergeShards(ctx context.Context, in *mergeShardsIn) (any, *Error) {
+func (h *Handler) mergeShards(ctx context.Context, in *mergeShardsIn) (any, *apiError) {
 	var c checker
 	c.str("shardToMerge", in.ShardToMerge, nameRule)
 	c.str("adjacentShardToMerge", in.AdjacentShardToMerge, nameRule)
@@ -228,7 +228,7 @@ type updateShardCountIn struct {
 
 // updateShardCount: UpdateShardCount, within Kinesis's bounds: at most
 // double and at least half the OPEN shards.
-func (h *Handler) updateShardCount(ctx context.Context, in *updateShardCountIn) (any, *Error) {
+func (h *Handler) updateShardCount(ctx context.Context, in *updateShardCountIn) (any, *apiError) {
 	var c checker
 	in.check(&c)
 	c.intRange("targetShardCount", in.TargetShardCount, true, 1, 100000)

@@ -16,18 +16,18 @@ type retentionIn struct {
 	streamRef
 }
 
-func (h *Handler) increaseRetention(ctx context.Context, in *retentionIn) (any, *Error) {
+func (h *Handler) increaseRetention(ctx context.Context, in *retentionIn) (any, *apiError) {
 	return h.setRetention(ctx, in, true)
 }
 
-func (h *Handler) decreaseRetention(ctx context.Context, in *retentionIn) (any, *Error) {
+func (h *Handler) decreaseRetention(ctx context.Context, in *retentionIn) (any, *apiError) {
 	return h.setRetention(ctx, in, false)
 }
 
 // setRetention: IncreaseStreamRetentionPeriod and
 // DecreaseStreamRetentionPeriod. Shortening the period drops the records
 // past it at once.
-func (h *Handler) setRetention(ctx context.Context, in *retentionIn, increase bool) (any, *Error) {
+func (h *Handler) setRetention(ctx context.Context, in *retentionIn, increase bool) (any, *apiError) {
 	var c checker
 	c.intRange("retentionPeriodHours", in.RetentionPeriodHours, true, 1, 2147483647)
 	name, e := h.named(&c, &in.streamRef)

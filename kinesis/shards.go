@@ -112,7 +112,7 @@ func parseShardsToken(s string) (shardsToken, bool) {
 // listShards: ListShards, with ShardFilter, ExclusiveStartShardId,
 // MaxResults (1,000 by default) and NextToken, which expires as an
 // iterator does.
-func (h *Handler) listShards(ctx context.Context, in *listShardsIn) (any, *Error) {
+func (h *Handler) listShards(ctx context.Context, in *listShardsIn) (any, *apiError) {
 	var c checker
 	c.str("exclusiveStartShardId", in.ExclusiveStartShardId, optNameRule)
 	c.intRange("maxResults", in.MaxResults, false, 1, 10000)
@@ -154,7 +154,7 @@ func (h *Handler) listShards(ctx context.Context, in *listShardsIn) (any, *Error
 			tok.after = *in.ExclusiveStartShardId
 		}
 		if f := in.ShardFilter; f != nil {
-			var e *Error
+			var e *apiError
 			if tok.filter, e = filterOf(f); e != nil {
 				return nil, e
 			}
@@ -208,7 +208,7 @@ func (h *Handler) listShards(ctx context.Context, in *listShardsIn) (any, *Error
 }
 
 // filterOf checks a ShardFilter and returns the engine's.
-func filterOf(f *shardFilterIn) (xstream.ShardFilter, *Error) {
+func filterOf(f *shardFilterIn) (xstream.ShardFilter, *apiError) {
 	var out xstream.ShardFilter
 	switch *f.Type {
 	case "AFTER_SHARD_ID":

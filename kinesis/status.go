@@ -24,7 +24,7 @@ import (
 // handler's clock (WithClock) moves them.
 
 // snapshot returns the catalog with the transitions due by now made.
-func (h *Handler) snapshot(ctx context.Context, fresh bool) (*snapshot, *Error) {
+func (h *Handler) snapshot(ctx context.Context, fresh bool) (*snapshot, *apiError) {
 	s, err := h.cat.read(ctx, fresh)
 	if err != nil {
 		return nil, internal(err)
@@ -82,7 +82,7 @@ func (h *Handler) settle(ctx context.Context) (*snapshot, error) {
 
 // lookup returns the catalog and the stream name, failing with
 // ResourceNotFoundException when there is none.
-func (h *Handler) lookup(ctx context.Context, name string, fresh bool) (*snapshot, *streamMeta, *Error) {
+func (h *Handler) lookup(ctx context.Context, name string, fresh bool) (*snapshot, *streamMeta, *apiError) {
 	s, e := h.snapshot(ctx, fresh)
 	if e != nil {
 		return nil, nil, e
@@ -97,7 +97,7 @@ func (h *Handler) lookup(ctx context.Context, name string, fresh bool) (*snapsho
 // readable returns the engine of a stream that takes records and reads:
 // ACTIVE or UPDATING. A stream CREATING or DELETING is not found, as in
 // Kinesis.
-func (h *Handler) readable(ctx context.Context, name string) (xstream.ShardedEngine, *streamMeta, *Error) {
+func (h *Handler) readable(ctx context.Context, name string) (xstream.ShardedEngine, *streamMeta, *apiError) {
 	s, m, e := h.lookup(ctx, name, false)
 	if e != nil {
 		return nil, nil, e
@@ -117,7 +117,7 @@ type engineRef struct {
 }
 
 // engine returns the sharded engine of the stream name described by m.
-func (h *Handler) engine(ctx context.Context, name string, m *streamMeta) (xstream.ShardedEngine, *Error) {
+func (h *Handler) engine(ctx context.Context, name string, m *streamMeta) (xstream.ShardedEngine, *apiError) {
 	if m == nil {
 		return nil, h.streamNotFound(name)
 	}
@@ -149,7 +149,7 @@ func (h *Handler) status(ctx context.Context, eng xstream.ShardedEngine, m *stre
 
 // lookupEngine is lookup (fresh) and engine together; a DELETING stream
 // has no engine (nil).
-func (h *Handler) lookupEngine(ctx context.Context, name string) (*snapshot, *streamMeta, xstream.ShardedEngine, *Error) {
+func (h *Handler) lookupEngine(ctx context.Context, name string) (*snapshot, *streamMeta, xstream.ShardedEngine, *apiError) {
 	s, m, e := h.lookup(ctx, name, true)
 	if e != nil {
 		return nil, nil, nil, e

@@ -34,7 +34,7 @@ type createStreamIn struct {
 
 // createStream: CreateStream. An ON_DEMAND stream starts with 4 shards
 // and may leave ShardCount out.
-func (h *Handler) createStream(ctx context.Context, in *createStreamIn) (any, *Error) {
+func (h *Handler) createStream(ctx context.Context, in *createStreamIn) (any, *apiError) {
 	var c checker
 	mode := modeProvisioned
 	if in.StreamModeDetails != nil {
@@ -107,7 +107,7 @@ type deleteStreamIn struct {
 
 // deleteStream: DeleteStream. The records go at once; the stream stays
 // DELETING for the Delete delay.
-func (h *Handler) deleteStream(ctx context.Context, in *deleteStreamIn) (any, *Error) {
+func (h *Handler) deleteStream(ctx context.Context, in *deleteStreamIn) (any, *apiError) {
 	var c checker
 	name, e := h.named(&c, &in.streamRef)
 	if e != nil {
@@ -171,7 +171,7 @@ type modeOut struct {
 
 // describeStream: DescribeStream, its shards paged by Limit (100 by
 // default) and ExclusiveStartShardId.
-func (h *Handler) describeStream(ctx context.Context, in *describeStreamIn) (any, *Error) {
+func (h *Handler) describeStream(ctx context.Context, in *describeStreamIn) (any, *apiError) {
 	var c checker
 	c.intRange("limit", in.Limit, false, 1, 10000)
 	c.str("exclusiveStartShardId", in.ExclusiveStartShardId, optNameRule)
@@ -254,7 +254,7 @@ type streamSummary struct {
 }
 
 // describeStreamSummary: DescribeStreamSummary.
-func (h *Handler) describeStreamSummary(ctx context.Context, in *streamRef) (any, *Error) {
+func (h *Handler) describeStreamSummary(ctx context.Context, in *streamRef) (any, *apiError) {
 	var c checker
 	name, e := h.named(&c, in)
 	if e != nil {
@@ -304,7 +304,7 @@ type listStreamsOut struct {
 
 // listStreams: ListStreams, by name, paged by Limit (100 by default) and
 // ExclusiveStartStreamName or NextToken.
-func (h *Handler) listStreams(ctx context.Context, in *listStreamsIn) (any, *Error) {
+func (h *Handler) listStreams(ctx context.Context, in *listStreamsIn) (any, *apiError) {
 	var c checker
 	c.intRange("limit", in.Limit, false, 1, 10000)
 	c.str("exclusiveStartStreamName", in.ExclusiveStartStreamName, optNameRule)

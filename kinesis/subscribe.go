@@ -151,7 +151,7 @@ func (h *Handler) consumerARNOf(sub *subscription) string {
 
 // subscribe checks a request and returns the subscription, its starting
 // position and the continuation sequence number before any record.
-func (h *Handler) subscribe(ctx context.Context, in *subscribeIn) (*subscription, *shardPosition, seqNum, *Error) {
+func (h *Handler) subscribe(ctx context.Context, in *subscribeIn) (*subscription, *shardPosition, seqNum, *apiError) {
 	var c checker
 	c.str("consumerARN", in.ConsumerARN, strRule{required: true, pattern: consumerPattern, match: consumerARNRe.MatchString, min: 1, max: 2048})
 	c.str("shardId", in.ShardId, nameRule)

@@ -58,7 +58,7 @@ func checkTagMap(c *checker, at string, tags map[string]string, required bool) {
 }
 
 // checkTags refuses tags with characters Kinesis refuses.
-func (h *Handler) checkTags(tags map[string]string, _ int) *Error {
+func (h *Handler) checkTags(tags map[string]string, _ int) *apiError {
 	for k, v := range tags {
 		for _, s := range []string{k, v} {
 			if strings.IndexFunc(s, func(r rune) bool { return !tagCharOK(r) }) >= 0 {
@@ -70,7 +70,7 @@ func (h *Handler) checkTags(tags map[string]string, _ int) *Error {
 }
 
 // addTags: AddTagsToStream, up to 50 tags a stream.
-func (h *Handler) addTags(ctx context.Context, in *addTagsIn) (any, *Error) {
+func (h *Handler) addTags(ctx context.Context, in *addTagsIn) (any, *apiError) {
 	var c checker
 	checkTagMap(&c, "tags", in.Tags, true)
 	name, e := h.named(&c, &in.streamRef)
@@ -109,7 +109,7 @@ type removeTagsIn struct {
 }
 
 // removeTags: RemoveTagsFromStream.
-func (h *Handler) removeTags(ctx context.Context, in *removeTagsIn) (any, *Error) {
+func (h *Handler) removeTags(ctx context.Context, in *removeTagsIn) (any, *apiError) {
 	var c checker
 	if in.TagKeys == nil {
 		c.fail("null", "tagKeys", "Member must not be null")
@@ -168,7 +168,7 @@ type tagOut struct {
 
 // listTags: ListTagsForStream, by key, paged by Limit (50 by default)
 // and ExclusiveStartTagKey.
-func (h *Handler) listTags(ctx context.Context, in *listTagsIn) (any, *Error) {
+func (h *Handler) listTags(ctx context.Context, in *listTagsIn) (any, *apiError) {
 	var c checker
 	c.intRange("limit", in.Limit, false, 1, 50)
 	c.str("exclusiveStartTagKey", in.ExclusiveStartTagKey, strRule{min: 1, max: 128})

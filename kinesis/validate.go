@@ -34,7 +34,7 @@ func (c *checker) fail(value, at, msg string) {
 }
 
 // err returns the ValidationException of the errors found, or nil.
-func (c *checker) err() *Error {
+func (c *checker) err() *apiError {
 	switch n := len(c.errs); n {
 	case 0:
 		return nil
@@ -189,7 +189,7 @@ func (r *streamRef) check(c *checker) {
 
 // name returns the stream's name, from StreamName or from the ARN; it
 // fails when the request gives neither, or two that disagree.
-func (h *Handler) nameOf(r *streamRef) (string, *Error) {
+func (h *Handler) nameOf(r *streamRef) (string, *apiError) {
 	var fromARN string
 	if r.StreamARN != nil {
 		arn := *r.StreamARN
@@ -213,7 +213,7 @@ func (h *Handler) nameOf(r *streamRef) (string, *Error) {
 
 // named finishes the checks of a request naming a stream: it checks the
 // stream's fields after the others c holds, then returns the name.
-func (h *Handler) named(c *checker, r *streamRef) (string, *Error) {
+func (h *Handler) named(c *checker, r *streamRef) (string, *apiError) {
 	r.check(c)
 	if e := c.err(); e != nil {
 		return "", e

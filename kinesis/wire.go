@@ -183,13 +183,13 @@ func (t stamp) MarshalCBOR() ([]byte, error) {
 
 func stampOf(ms int64) *stamp { return &stamp{time.UnixMilli(ms)} }
 
-func serialErr(format string, args ...any) *Error {
+func serialErr(format string, args ...any) *apiError {
 	return clientErr(typeSerialization, format, args...)
 }
 
 // typeMismatch is Kinesis's SerializationException for a JSON value of
 // the wrong type, given the start of the value.
-func typeMismatch(data []byte, an, to string) *Error {
+func typeMismatch(data []byte, an, to string) *apiError {
 	if len(data) == 0 {
 		return serialErr("Unexpected end of input")
 	}
@@ -221,7 +221,7 @@ func typeMismatch(data []byte, an, to string) *Error {
 }
 
 // cborMismatch is typeMismatch for a decoded CBOR value.
-func cborMismatch(v any, an, to string) *Error {
+func cborMismatch(v any, an, to string) *apiError {
 	var start []byte
 	switch v.(type) {
 	case []any:
@@ -240,8 +240,8 @@ func cborMismatch(v any, an, to string) *Error {
 
 // decodeErr turns an error of encoding/json or of the CBOR decoder into
 // Kinesis's SerializationException.
-func decodeErr(err error) *Error {
-	var e *Error
+func decodeErr(err error) *apiError {
+	var e *apiError
 	if errors.As(err, &e) {
 		return e
 	}
@@ -311,7 +311,7 @@ func javaName(t reflect.Type) string {
 }
 
 // decode reads a request body of the given encoding into v.
-func decode(encoding string, body []byte, v any) *Error {
+func decode(encoding string, body []byte, v any) *apiError {
 	var err error
 	if encoding == contentCBOR {
 		err = cborDec.Unmarshal(body, v)
@@ -412,7 +412,7 @@ type serialBody struct {
 }
 
 // writeErr writes e in the request's encoding.
-func writeErr(w http.ResponseWriter, encoding string, e *Error) {
+func writeErr(w http.ResponseWriter, encoding string, e *apiError) {
 	w.Header().Set("x-amzn-ErrorType", e.Type)
 	if e.Type == typeSerialization {
 		writeBody(w, encoding, e.Status, serialBody{e.Type, e.Message})
