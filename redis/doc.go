@@ -277,4 +277,7 @@
 //     updates a lease if its counter has not moved, so that workers in
 //     any processes share the shards, each leased to one of them at a
 //     time.
+//
+//   - RemoveSharded deletes a sharded stream with all its keys, so that
+//     its name can be created again (the Kinesis endpoint's DeleteStream).
 package xredis

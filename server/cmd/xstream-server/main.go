@@ -32,6 +32,15 @@
 //	                         or with k, kb, m, mb, g, gb (0: none)
 //	-shutdown-timeout D      how long a shutdown waits for in-flight
 //	                         commands (10s)
+//	-kinesis-addr ADDR       also serve the Amazon Kinesis Data Streams API
+//	                         (HTTP/1.1 and unencrypted HTTP/2) at ADDR,
+//	                         over database 0: Kinesis streams are its
+//	                         sharded streams, kept in -dir with the rest
+//	                         (default: none; see package kinesis)
+//	-kinesis-delay D         how long a Kinesis stream stays CREATING,
+//	                         UPDATING and DELETING (0: no time)
+//	-kinesis-shard-limit N   the account's limit on OPEN Kinesis shards
+//	                         (500)
 //	-event-loops N           serve the clients with N event loops, as
 //	                         Redis does (Linux; 0: a goroutine for each
 //	                         client). Default 1, or 0 with -dir and
@@ -62,6 +71,7 @@ import (
 	"time"
 
 	"github.com/xstreamgo/xstream"
+	"github.com/xstreamgo/xstream/kinesis"
 	"github.com/xstreamgo/xstream/server"
 )
 
@@ -98,6 +108,9 @@ func main() {
 	grace := flag.Duration("shutdown-timeout", 10*time.Second, "how long a shutdown waits for in-flight commands")
 	version := flag.Bool("version", false, "print the version and exit")
 	metricsAddr := flag.String("metrics-addr", "", "serve Prometheus metrics at http://ADDR/metrics (default: none)")
+	kinesisAddr := flag.String("kinesis-addr", "", "also serve the Kinesis Data Streams API at http://ADDR over database 0 (default: none)")
+	kinesisDelay := flag.Duration("kinesis-delay", 0, "how long a Kinesis stream stays CREATING, UPDATING and DELETING")
+	kinesisShards := flag.Int("kinesis-shard-limit", kinesis.DefaultShardLimit, "the account's limit on OPEN Kinesis shards")
 	flag.Parse()
 	if *version {
 		fmt.Println(versionString())
@@ -158,6 +171,24 @@ func main() {
 		go metrics.Serve(ln)
 		fmt.Fprintf(os.Stderr, "xstream-server: metrics at http://%s/metrics\n", ln.Addr())
 	}
+	var kin *http.Server
+	if *kinesisAddr != "" {
+		ln, err := net.Listen("tcp", *kinesisAddr)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "xstream-server: -kinesis-addr:", err)
+			srv.Close()
+			os.Exit(1)
+		}
+		h := kinesis.New(kinesis.LocalBackendFunc(func() *xstream.DB { return srv.DB(0) }),
+			kinesis.WithDelays(kinesis.Delays{Create: *kinesisDelay, Update: *kinesisDelay, Delete: *kinesisDelay}),
+			kinesis.WithShardLimit(*kinesisShards))
+		kin = &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, Protocols: new(http.Protocols)}
+		kin.Protocols.SetHTTP1(true)
+		kin.Protocols.SetUnencryptedHTTP2(true)
+		kin.RegisterOnShutdown(func() { h.Close() })
+		go kin.Serve(ln)
+		fmt.Fprintf(os.Stderr, "xstream-server: Kinesis API at http://%s\n", ln.Addr())
+	}
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
 	<-sig
@@ -165,6 +196,9 @@ func main() {
 	defer cancel()
 	if metrics != nil {
 		metrics.Shutdown(ctx)
+	}
+	if kin != nil {
+		kin.Shutdown(ctx)
 	}
 	if err := srv.Shutdown(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, "xstream-server: shutdown:", err)
