@@ -57,6 +57,37 @@ func WithAutoSnapshot(minBytes int64) Option {
 
 const defaultAutoSnapshot = 64 << 20
 
+// WithDeferredSync makes the calls that change a durable DB under
+// SyncAlways return once their change is applied and its record is in
+// the log's buffer, without waiting for the disk: the program makes them
+// durable together with DB.Sync, which writes and fdatasyncs every change
+// committed before it, and acknowledges them only once Sync returned nil.
+// A server can so sync once for all the requests it served in a pass of
+// its event loop before it replies to any, as Redis does under
+// appendfsync always; without it each call waits for a sync (concurrent
+// calls share one), and one goroutine serving many clients waits once a
+// request.
+//
+// Until a Sync that began after the call returned nil, its change may be
+// lost by a crash. When that Sync fails with ErrLogFailed, the change is
+// in doubt, as that of a SyncAlways call that failed (see DB.Err): kept
+// if a later write of the log succeeds, lost if a sync failed or the
+// process ends first. What such a call returns may show changes not on
+// disk yet (the entries a ReadGroup delivers, which it records as
+// pending): Sync before handing it on. Calls that only read (Range,
+// Read, blocking or not, Pending, Info, ...) are not deferred: as under
+// SyncAlways, they never return a change that is not on disk (they sync
+// the log first, sharing the fdatasync with any in progress, and fail
+// with the log's error when that fails). Neither are the calls of
+// sharded streams. The calls fail as under the other policies: with
+// ErrClosed, or ErrLogFailed while the log fails, changing nothing. The
+// background writer still syncs the log once a second. Under
+// SyncEverySecond and SyncNo, and for a DB made by NewDB, the option
+// changes nothing.
+func WithDeferredSync() Option {
+	return Option{func(c *config) { c.deferSync = true }}
+}
+
 // durable is the part of a DB that lives in its directory.
 type durable struct {
 	dir  string
@@ -200,6 +231,7 @@ func openLocked(dir string, cfg config, lock *wal.DirLock) (*DB, error) {
 	}
 	d.lastSave.Store(time.Now().Unix())
 	d.j = newJournal(db.gate, cfg.sync, seg, next, logSize, func() { db.autoSnapshot() })
+	d.j.deferSync = cfg.deferSync && cfg.sync == SyncAlways
 	r.attach(d.j)
 	d.j.start()
 	return db, nil
@@ -327,7 +359,11 @@ func (db *DB) Flush() error {
 }
 
 // Sync writes every change made so far and waits until it is on disk
-// (fdatasync), whatever the sync policy. It fails as Flush does.
+// (fdatasync), whatever the sync policy; a Sync running in another
+// goroutine, or a SyncAlways call's, shares one fdatasync with it. It
+// fails as Flush does: with ErrClosed, or with ErrLogFailed when the log
+// could not be written or synced (see Err). With WithDeferredSync it is
+// what makes the changes of the calls before it durable.
 func (db *DB) Sync() error {
 	if err := db.gate.read(); err != nil {
 		return err
@@ -349,8 +385,10 @@ func (db *DB) Sync() error {
 //     write succeeds, Err returns nil and the DB takes changes again, with
 //     nothing accepted lost: no reopen is needed. A program may wait for
 //     that, free space meanwhile, or call Close and reopen later.
-//   - Under SyncAlways a call returns nil only once its change is on disk.
-//     A call whose change could not be synced returns the error: its
+//   - Under SyncAlways a call returns nil only once its change is on disk
+//     (with WithDeferredSync, the DB.Sync after it returns nil only
+//     then). A call (or Sync) whose change could not be synced returns
+//     the error: its
 //     change is then in doubt, as after a timeout (it is kept if a later
 //     write of the log succeeds, and lost if the process ends first; an
 //     idempotent Add makes a retry safe). No reader is handed it until it

@@ -121,7 +121,8 @@ var (
 	// DB fails with it, changing nothing, and the log is written again
 	// each second (and at each Flush, Sync and Close) until a write
 	// succeeds; then the DB takes changes again. Under SyncAlways a call
-	// whose own change could not be synced fails with it too, and so does
+	// whose own change could not be synced fails with it too (with
+	// WithDeferredSync, the DB.Sync that was to make it durable), and so does
 	// a read that would return a change not yet on disk. After a failed
 	// sync the log is broken until the DB is opened again. See DB.Err.
 	ErrLogFailed = errors.New("writing the DB's log failed")

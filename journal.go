@@ -111,6 +111,11 @@ type journal struct {
 
 	onTick func() // run by the background writer each second
 
+	// deferSync: under SyncAlways, settle does not wait for the disk
+	// (WithDeferredSync); readers still do (durable). Set before the
+	// journal is used, then only read.
+	deferSync bool
+
 	kick chan struct{} // wakes the background writer
 	stop chan struct{}
 	wg   sync.WaitGroup
@@ -178,8 +183,9 @@ func (j *journal) commit(rec []byte) uint64 {
 }
 
 // settle is called after a call that committed the record lsn released
-// its lock: with SyncAlways it returns once the record is on disk, and
-// with any policy it writes the log itself when too much is buffered. It
+// its lock: with SyncAlways (unless deferSync) it returns once the record
+// is on disk, and with any policy it writes the log itself when too much
+// is buffered. It
 // returns an error when the record is not kept as the policy promises:
 // under SyncAlways when writing or syncing it failed (ErrLogFailed), under
 // any policy when the log is broken or closed before the record was
@@ -189,7 +195,7 @@ func (j *journal) settle(lsn uint64) error {
 	if j == nil || lsn == 0 {
 		return nil
 	}
-	if j.policy == SyncAlways {
+	if j.policy == SyncAlways && !j.deferSync {
 		return j.write(true, lsn, false)
 	}
 	if j.g.state.Load() != 0 {
@@ -222,9 +228,14 @@ func (j *journal) lostLocked(lsn uint64) error {
 	return nil
 }
 
-// settleAll settles every record committed so far.
+// settleAll settles every record committed so far. Under SyncAlways it
+// waits for them to be on disk even with deferSync: the calls of sharded
+// streams, which settle this way, are not deferred (WithDeferredSync).
 func (j *journal) settleAll() error {
-	if j.policy == SyncAlways || j.over.Load() || j.g.state.Load() != 0 {
+	switch {
+	case j.policy == SyncAlways:
+		return j.write(true, j.last(), false)
+	case j.over.Load() || j.g.state.Load() != 0:
 		return j.settle(j.last())
 	}
 	return nil

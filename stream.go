@@ -57,6 +57,7 @@ type config struct {
 	truncateCorrupt bool
 	autoSnapshot    int64
 	autoSnapshotSet bool
+	deferSync       bool
 }
 
 // WithClock makes a Stream or DB take the time from now instead of the
@@ -516,12 +517,18 @@ func (s *Stream) unlock() error {
 
 func (s *Stream) unlockLogged() error {
 	l := s.log
+	changed := l.dirty
 	lsn := l.commit()
 	s.mu.Unlock()
-	if !l.deferred {
-		return l.j.settle(lsn)
+	switch {
+	case l.deferred:
+		return nil
+	case !changed && l.j.deferSync:
+		// A read under the write lock (a blocking Read) waits for what
+		// it read as a reader does, with WithDeferredSync too.
+		return l.j.durable(lsn)
 	}
-	return nil
+	return l.j.settle(lsn)
 }
 
 // unlockTo is unlock for a deferred call: it sets *err to unlock's error

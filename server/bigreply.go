@@ -30,27 +30,38 @@ var crlf = []byte("\r\n")
 // sent, what is held in pieces, and what is in c.out.
 func (c *conn) replySize() int { return c.streamed + c.held + len(c.out) - c.replyStart }
 
-// writeOut writes bufs to the client after the log barrier, as flush does;
-// after an error it writes nothing.
-func (c *conn) writeOut(bufs ...[]byte) {
+// writeOut writes c.out[:n] and then bufs to the client after the log
+// barrier, as flush does, and returns where c.out[:n] ends once the
+// barrier replaced replies by MISCONF errors (logBarrier); after an error
+// it writes nothing. The running call is one that only reads (see
+// holdReply): the core fails it rather than let it return a change not
+// on disk, so its part goes out whatever the barrier found.
+func (c *conn) writeOut(n int, bufs ...[]byte) int {
 	if c.writeErr != nil {
-		return
+		return n
 	}
-	if c.writeErr = c.logBarrier(); c.writeErr == nil {
-		nb := net.Buffers(bufs)
+	if n, c.writeErr = c.logBarrier(nil, n); c.writeErr == nil {
+		nb := net.Buffers(append([][]byte{c.out[:n]}, bufs...))
 		_, c.writeErr = nb.WriteTo(c.nc)
 	}
+	return n
 }
+
+// holdReply reports whether the reply of the running call stays whole in
+// c.out rather than going out in pieces: that of a call that may have
+// changed a DB whose changes the next log barrier syncs (Server.deferSync),
+// so that it can still become MISCONF if the sync fails.
+func (c *conn) holdReply() bool { return c.callWrote != 0 && c.srv.deferSync }
 
 // sendNow writes c.out and then bufs to the client, in the middle of a
 // command's reply, and counts what of the reply went out.
 func (c *conn) sendNow(bufs ...[]byte) {
-	n := len(c.out) - c.replyStart
+	n := 0
 	for _, b := range bufs {
 		n += len(b)
 	}
-	c.writeOut(append([][]byte{c.out}, bufs...)...)
-	c.streamed += n
+	end := c.writeOut(len(c.out), bufs...)
+	c.streamed += n + end - c.replyStart
 	c.out, c.replyStart = c.out[:0], 0
 }
 
@@ -62,6 +73,10 @@ func (c *conn) bigBulk(b []byte) {
 	c.scratch = hdr
 	if c.replySize()+len(hdr)+len(b)+2 > c.srv.opts.MaxReplyBytes {
 		c.replyOver = true
+		return
+	}
+	if c.holdReply() {
+		c.out = append(append(append(c.out, hdr...), b...), crlf...)
 		return
 	}
 	c.sendNow(hdr, b, crlf)
@@ -76,7 +91,7 @@ func (c *conn) bigBulkString(s string) {
 // Only for replies whose parts before it are final (their lengths
 // written).
 func (c *conn) streamIfBig() {
-	if len(c.out) > bigReply {
+	if len(c.out) > bigReply && !c.holdReply() {
 		c.sendNow()
 	}
 }
@@ -96,7 +111,7 @@ func (p *pieces) cut(c *conn, start int) int {
 		return start
 	}
 	if start > 0 {
-		c.writeOut(c.out[:start])
+		start = c.writeOut(start)
 		c.streamed += start - c.replyStart
 		c.replyStart = 0
 	}
@@ -114,7 +129,7 @@ func (p *pieces) cut(c *conn, start int) int {
 // send writes the header, the pieces and the rest of the reply in c.out.
 func (p *pieces) send(c *conn, header []byte) {
 	bufs := append(append([][]byte{header}, p.parts...), c.out)
-	c.writeOut(bufs...)
+	c.writeOut(0, bufs...)
 	c.streamed += len(header) + c.held + len(c.out)
 	c.out = c.out[:0]
 	c.written()

@@ -80,6 +80,18 @@ type conn struct {
 	// commands, for INFO's rdb_changes_since_last_save.
 	touched, wrote uint16
 	changes        int64
+	// callWrote: the DBs the command in call may have changed.
+	callWrote uint16
+	// writes are the replies in out, since the last log barrier, of the
+	// calls that may have changed a durable DB whose changes only the
+	// barrier syncs (Server.deferSync): those of the DBs whose sync fails
+	// become MISCONF errors (conn.misconfWrites).
+	writes []writeSpan
+	// pending: the connection is in its event loop's list of those whose
+	// replies wait for the end of the loop's pass (conn.deferOut).
+	pending bool
+	// swaps is Server.swaps at the last log barrier.
+	swaps uint64
 
 	scratch  []byte
 	fields   []xstream.Field // reused by fieldArgs
@@ -326,7 +338,7 @@ func (c *conn) next() ([][]byte, error) {
 			}
 			return args, nil
 		}
-		if c.flush() != nil {
+		if !c.deferOut() && c.flush() != nil {
 			return nil, c.writeErr
 		}
 		if !c.pushes.sleep() {
@@ -335,7 +347,10 @@ func (c *conn) next() ([][]byte, error) {
 		}
 		rerr := c.fill()
 		if rerr == errWouldBlock {
-			return nil, rerr // the loop serves c again when input comes
+			// The loop serves c again when input comes, and writes its
+			// replies at the end of its pass.
+			c.pend()
+			return nil, rerr
 		}
 		if c.awake() && errors.Is(rerr, os.ErrDeadlineExceeded) {
 			rerr = nil // interrupted for pushes
@@ -502,7 +517,7 @@ func (c *conn) watch() (stop func()) {
 	// log first. The blocked command's DB stays noted for its own reply.
 	if c.writeErr == nil && c.replyStart > 0 {
 		touched, wrote := c.touched, c.wrote
-		if c.writeErr = c.logBarrier(); c.writeErr == nil {
+		if c.replyStart, c.writeErr = c.logBarrier(nil, c.replyStart); c.writeErr == nil {
 			_, c.writeErr = c.nc.Write(c.out[:c.replyStart])
 		}
 		c.written() // pushes go after a reply: none is past replyStart
@@ -511,6 +526,8 @@ func (c *conn) watch() (stop func()) {
 			c.cancel() // nothing more will be written: do not wait
 		}
 	}
+	c.cmdStart -= c.replyStart
+	c.writes = c.writes[:0]
 	c.out = append(c.out[:0], c.out[c.replyStart:]...)
 	c.replyStart = 0
 	// The blocked command's arguments point into c.in and c.argv: the
@@ -613,9 +630,11 @@ func (c *conn) run(args [][]byte) {
 		c.out = c.out[:start]
 	}
 	if !c.replyFull() {
+		c.dropWrites(len(c.out))
 		return
 	}
 	c.out = c.out[:start]
+	c.dropWrites(start)
 	if c.memOver {
 		c.srv.logClientsMemory(c, "reply")
 		c.memOver, c.quit = false, true
@@ -651,7 +670,12 @@ const flushBytes = 64 << 10
 // flush writes the gathered replies to the client, after the log of the
 // commands they answer (logBarrier). After a write error, or an error of
 // the log, it writes nothing more and returns that error.
-func (c *conn) flush() error {
+func (c *conn) flush() error { return c.flushAfter(nil) }
+
+// flushAfter is flush; f, when not nil, is the log barrier an event loop
+// made for the replies of all the connections it served in a pass
+// (loop.flushPending), this one among them.
+func (c *conn) flushAfter(f *logFailures) error {
 	if c.srv.track.bcast.Load() {
 		c.srv.track.broadcast()
 	}
@@ -659,12 +683,14 @@ func (c *conn) flush() error {
 		c.deliverPushes()
 	}
 	if c.writeErr == nil && len(c.out) > 0 {
-		if c.writeErr = c.logBarrier(); c.writeErr == nil {
-			c.publishOut(len(c.out))
-			_, c.writeErr = c.nc.Write(c.out)
+		var n int
+		if n, c.writeErr = c.logBarrier(f, len(c.out)); c.writeErr == nil {
+			c.publishOut(n)
+			_, c.writeErr = c.nc.Write(c.out[:n])
 		}
 	}
 	c.written()
+	c.writes = c.writes[:0]
 	if cap(c.out) > 4*flushBytes {
 		c.srv.noteFreed(cap(c.out))
 		c.out = nil // do not keep the buffer of one huge reply
@@ -676,39 +702,175 @@ func (c *conn) flush() error {
 }
 
 // logBarrier writes to the OS the log of every durable DB the commands
-// since the last barrier ran on (DB.Flush), before their replies go out,
-// as Redis writes its AOF before it replies: a reply never acknowledges a
-// change that a crash of the process could lose, nor shows one (a read
-// may see another client's change that its own barrier has not written
-// yet). Under SyncAlways a change is on disk before its call returns, and
-// Flush finds nothing to write. Flush of a DB with nothing buffered takes
-// the journal's lock and returns.
+// since the last barrier ran on (DB.Flush), before their replies, which
+// are c.out[:upTo], go out, as Redis writes its AOF before it replies: a
+// reply never acknowledges a change that a crash of the process could
+// lose, nor shows one (a read may see another client's change that its
+// own barrier has not written yet). Under always it syncs them instead
+// (DB.Sync), as Redis fdatasyncs its AOF before it replies: the server
+// opens its DBs WithDeferredSync, so a change is on disk only once a
+// barrier synced it, one fdatasync for all the commands before it (and,
+// on an event loop, for all the clients the loop served in a pass). Once
+// pushes are among the replies, it does so for every DB (logDBs). f, when not nil, is
+// the barrier that the event loop made for this connection among others
+// (loop.flushPending): it does only the DBs f has not done.
 //
-// Under SyncEverySecond and SyncNo, when writing the log of a DB these
-// commands may have changed fails, it returns the error and the
-// connection closes without the replies, which would acknowledge changes
-// the log does not hold yet (the DB keeps them, and writes them once the
-// disk is back); later writes get MISCONF (refuseWrite) until then. Under
-// SyncAlways the replies go out: a call whose change could not be synced
-// failed by itself, and its command answers MISCONF (conn.fail).
-func (c *conn) logBarrier() error {
+// It returns where the replies end, moved when the barrier failed under
+// always: a call that may have changed a DB whose log could not be
+// synced then answers Redis's MISCONF error instead (misconfWrites), its
+// change in doubt, and the connection goes on (a read never returns a
+// change that is not on disk: the core fails it). Under everysec and no,
+// when writing the log of a DB these commands may have changed fails, it
+// returns the error and the connection closes without the replies, which
+// would acknowledge changes the log does not hold yet (the DB keeps them,
+// and writes them once the disk is back); later writes get MISCONF
+// (refuseWrite) until then.
+func (c *conn) logBarrier(f *logFailures, upTo int) (int, error) {
 	if c.changes != 0 {
 		c.srv.changes.Add(c.changes)
 		c.changes = 0
 	}
-	touched, wrote := c.touched, c.wrote
+	touched, wrote := c.logDBs(), c.wrote
 	c.touched, c.wrote = 0, 0
 	if !c.srv.durable {
-		return nil
+		return upTo, nil
 	}
-	always := c.srv.opts.AppendFsync == xstream.SyncAlways
-	for m := touched; m != 0; m &= m - 1 {
-		i := bits.TrailingZeros16(m)
-		if err := c.srv.db(i).Flush(); err != nil && wrote&(1<<i) != 0 && !always {
-			return &logError{db: i, err: err}
+	if f == nil {
+		f = new(logFailures)
+	}
+	c.swaps = c.srv.logBarrier(f, touched, c.swaps)
+	if c.srv.deferSync {
+		return c.misconfWrites(f, upTo), nil
+	}
+	if failed := f.dbs & wrote; failed != 0 {
+		i := bits.TrailingZeros16(failed)
+		return upTo, &logError{db: i, err: f.errs[i]}
+	}
+	return upTo, nil
+}
+
+// logDBs returns the DBs whose log the barrier before c's replies
+// covers: those its commands since the last barrier ran on, and every DB
+// once pushes (invalidations, MONITOR lines) are among the replies: they
+// may tell of changes made on any.
+func (c *conn) logDBs() uint16 {
+	if c.pushesTaken {
+		return allDBs
+	}
+	return c.touched
+}
+
+// logFailures is what a log barrier did: the DBs whose log it wrote
+// (under always, synced), those where that failed, and the errors.
+type logFailures struct {
+	done uint16
+	dbs  uint16
+	errs [numDBs]error
+}
+
+// logBarrier writes the log of each durable DB of touched that f has not
+// done yet to the OS (DB.Flush), or under always makes it durable
+// (DB.Sync), noting in f where that failed. Each is one write (and
+// fdatasync) at most, for all the changes made before. touched names DBs
+// by their index when swaps (Server.swaps) was seen: once a SWAPDB may
+// have moved them since, or does while it works, it does every DB. It
+// returns the swaps it covered.
+func (s *Server) logBarrier(f *logFailures, touched uint16, seen uint64) uint64 {
+	if !s.durable {
+		return seen
+	}
+	for {
+		n := s.swaps.Load()
+		if n != seen {
+			touched = allDBs
 		}
+		for m := touched &^ f.done; m != 0; m &= m - 1 {
+			i := bits.TrailingZeros16(m)
+			f.done |= 1 << i
+			if err := s.barrierLog(i); err != nil {
+				f.dbs |= 1 << i
+				f.errs[i] = err
+			}
+		}
+		if s.swaps.Load() == n {
+			return n
+		}
+		seen, f.done = n, 0 // the DBs done may have moved
 	}
-	return nil
+}
+
+// writeSpan is the reply, c.out[start:end], of a call that may have
+// changed the DBs of dbs (see conn.writes).
+type writeSpan struct {
+	start, end int
+	dbs        uint16
+}
+
+// noteReply notes the reply of the call ending, from start in c.out, as
+// one that a barrier that fails turns into MISCONF (writes).
+func (c *conn) noteReply(start int) {
+	if len(c.out) > start {
+		c.writes = append(c.writes, writeSpan{start, len(c.out), c.callWrote})
+	}
+}
+
+// dropWrites forgets the writes whose reply was cut off c.out, now n
+// bytes long.
+func (c *conn) dropWrites(n int) {
+	for len(c.writes) > 0 && c.writes[len(c.writes)-1].end > n {
+		c.writes = c.writes[:len(c.writes)-1]
+	}
+}
+
+// misconfWrites replaces in c.out[:upTo], after barrier f, the reply of
+// each call in writes that may have changed a DB whose log could not be
+// synced by Redis's MISCONF error: under always no reply acknowledges a
+// change that is not on disk, and the change is in doubt, as for a call
+// that fails (see xstream.DB.Err). It forgets those writes (the replies
+// up to upTo are about to go out), moves the offsets into c.out that
+// follow what it replaced (replyStart, cmdStart, the writes after upTo),
+// and returns where c.out[:upTo] ends now.
+func (c *conn) misconfWrites(f *logFailures, upTo int) int {
+	ws := c.writes
+	k := 0 // the writes up to upTo: ws[:k]
+	for k < len(ws) && ws[k].end <= upTo {
+		k++
+	}
+	var out []byte
+	prev, delta := 0, 0
+	for _, w := range ws[:k] {
+		failed := w.dbs & f.dbs
+		if failed == 0 {
+			continue
+		}
+		if out == nil {
+			out = make([]byte, 0, len(c.out))
+		}
+		out = append(out, c.out[prev:w.start]...)
+		msg := misconf(f.errs[bits.TrailingZeros16(failed)])
+		n := len(out)
+		out = redcon.AppendError(out, msg)
+		c.srv.stats.countError(msg)
+		d := len(out) - n - (w.end - w.start)
+		if c.replyStart >= w.end {
+			c.replyStart += d
+		}
+		if c.cmdStart >= w.end {
+			c.cmdStart += d
+		}
+		delta += d
+		prev = w.end
+	}
+	c.writes = append(ws[:0], ws[k:]...)
+	if out == nil {
+		return upTo
+	}
+	c.out = append(out, c.out[prev:]...)
+	for i := range c.writes {
+		c.writes[i].start += delta
+		c.writes[i].end += delta
+	}
+	return upTo + delta
 }
 
 // logError is the error of a DB's log that closes a connection.

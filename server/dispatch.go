@@ -241,8 +241,10 @@ func (c *conn) call(cmd *command, args [][]byte) {
 	c.expireKeys(cmd, args)
 	bit := uint16(1) << c.db
 	c.touched |= bit
+	outer := c.callWrote // EXEC's, around the calls of its commands
+	c.callWrote = 0
 	if cmd.write {
-		c.wrote |= bit
+		c.noteWrites(bit)
 		c.changes++
 	}
 	errs := c.errs
@@ -259,6 +261,10 @@ func (c *conn) call(cmd *command, args [][]byte) {
 	} else {
 		cmd.fn(c, args)
 	}
+	if c.callWrote != 0 && c.srv.deferSync {
+		c.noteReply(c.cmdStart)
+	}
+	c.callWrote = outer
 	if cmd.touches && c.looked {
 		c.touchKeys(cmd, args)
 	}
@@ -276,6 +282,14 @@ func (c *conn) call(cmd *command, args [][]byte) {
 		}
 		c.blockFeed = nil
 	}
+}
+
+// noteWrites notes that the command in call may change the DBs of mask
+// (bit i: DB i), for the log barrier before its reply (logBarrier).
+func (c *conn) noteWrites(mask uint16) {
+	c.touched |= mask
+	c.wrote |= mask
+	c.callWrote |= mask
 }
 
 // runTracked runs cmd's function with what tracking adds: the keys a

@@ -34,11 +34,16 @@
 // or no, as Redis's). Start loads them before it listens; Shutdown and
 // Close close them, which syncs their logs. As Redis writes its AOF before
 // it replies, a connection writes the log of the commands it ran to the OS
-// (DB.Flush) before it sends their replies: a crash of the server process
-// loses nothing it acknowledged, whatever the policy; a crash of the OS
-// can lose about the last second under everysec, nothing under always.
-// Once writing a DB's log failed, its write commands (and PING) get
-// Redis's MISCONF error while reads go on. SAVE, BGSAVE, BGREWRITEAOF and
+// (DB.Flush) before it sends their replies, and under always syncs it
+// (DB.Sync; the DBs are opened with xstream.WithDeferredSync, so that the
+// commands do not wait for the disk one by one); an event loop does so
+// once for all the clients it served in a pass, as Redis does once an
+// event-loop iteration. A crash of the server process loses nothing it
+// acknowledged, whatever the policy; a crash of the OS can lose about the
+// last second under everysec, nothing under always. Once writing a DB's
+// log failed, its write commands (and PING) get Redis's MISCONF error
+// while reads go on; under always, a write whose change could not be
+// synced answers MISCONF too. SAVE, BGSAVE, BGREWRITEAOF and
 // LASTSAVE take and report snapshots (DB.Snapshot), and INFO has Redis's
 // persistence section. To test recovery code, restart the server
 // (Server.Restart reopens its DBs from disk on the same address), or close

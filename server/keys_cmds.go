@@ -122,7 +122,7 @@ func init() {
 		if !c.flushArgs(args) {
 			return
 		}
-		c.touched, c.wrote = 1<<numDBs-1, 1<<numDBs-1
+		c.noteWrites(allDBs)
 		for i := range c.srv.dbs {
 			db := c.srv.db(i)
 			if _, err := db.Remove(db.Names("")...); err != nil {

@@ -61,7 +61,7 @@ func copyCmd(c *conn, args [][]byte) {
 	// The destination may have expired in its DB (lazy expiry there).
 	c.srv.track.invalidate(nil, to.RemoveExpired(c.srv.now(), dst), true)
 	bit := uint16(1) << dbID
-	c.touched, c.wrote = c.touched|bit, c.wrote|bit
+	c.noteWrites(bit)
 	copied, err := c.mustDB().Copy(src, to, dst, replace)
 	// Redis looks both keys up, and a copy made is as new.
 	clock := c.srv.lru.Load()

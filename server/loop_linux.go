@@ -33,6 +33,10 @@ type loop struct {
 	// done: run returned (Shutdown, or an error of epoll_wait) and closed
 	// the descriptors; new connections get goroutines.
 	done bool
+
+	// pending: the connections served since the end of the last pass
+	// whose replies wait for the end of this one (conn.deferOut).
+	pending []*conn
 }
 
 // startLoops starts the event loops of Options.EventLoops, if any. A loop
@@ -149,6 +153,9 @@ func (l *loop) run(gen uint64) {
 	defer l.srv.wg.Done()
 	events := make([]syscall.EpollEvent, 128)
 	for {
+		if !l.flushPending(gen) {
+			return
+		}
 		l.mu.Lock()
 		if l.stopping && len(l.conns) == 0 {
 			l.done = true
@@ -182,6 +189,90 @@ func (l *loop) run(gen uint64) {
 			}
 		}
 	}
+}
+
+// deferOut reports whether c, on an event loop, leaves the replies it
+// gathered for the end of the loop's pass (flushPending) when it has read
+// all its input, rather than write them itself: then one log barrier
+// serves all the clients of the pass, as in Redis, which writes its AOF
+// (and under always fdatasyncs it) once an event-loop iteration, before
+// it writes the replies of all the clients it served.
+func (c *conn) deferOut() bool {
+	lc, ok := c.nc.(*loopConn)
+	return ok && lc.real == nil
+}
+
+// pend puts c, whose turn ends with its input drained, in its loop's
+// list of the connections to flush at the end of the pass, if it has
+// replies or its commands ran on a DB (their log barrier is due).
+func (c *conn) pend() {
+	if c.pending || len(c.out) == 0 && c.touched == 0 {
+		return
+	}
+	l := c.nc.(*loopConn).l
+	c.pending = true
+	l.mu.Lock()
+	l.pending = append(l.pending, c)
+	l.mu.Unlock()
+}
+
+// takePending returns the connections whose replies wait for the end of
+// the pass, those still in the loop, and starts a new list.
+func (l *loop) takePending() []*conn {
+	l.mu.Lock()
+	ps := l.pending
+	l.pending = nil
+	l.mu.Unlock()
+	cs := ps[:0]
+	for _, c := range ps {
+		if l.connOf(c.nc.(*loopConn).sysFD()) == c { // not ended, nor left the loop (it wrote its replies itself)
+			c.pending = false
+			cs = append(cs, c)
+		}
+	}
+	return cs
+}
+
+// flushPending writes the replies of the connections of the pass that
+// ended (pending), before the loop waits for events again: first, once
+// for all of them, the log of every durable DB their commands ran on
+// (Server.logBarrier: a write per DB, and under always an fdatasync),
+// then each one's replies (conn.flushAfter). A connection whose client
+// does not take its replies as fast leaves the loop in its write
+// (handOff): flushPending then returns false, as serve does.
+func (l *loop) flushPending(gen uint64) bool {
+	ps := l.takePending()
+	if len(ps) == 0 {
+		return true
+	}
+	var touched uint16
+	for _, c := range ps {
+		touched |= c.logDBs()
+	}
+	var f logFailures
+	l.srv.logBarrier(&f, touched, l.srv.swaps.Load()) // a connection that saw a SWAPDB does the rest (conn.logBarrier)
+	for i, c := range ps {
+		c.flushAfter(&f)
+		if l.current() != gen {
+			// c left the loop in its write: the loop goes on on a new
+			// goroutine, with the connections not flushed yet, and this
+			// one with c to its end, as serve does.
+			l.mu.Lock()
+			l.pending = append(ps[i+1:], l.pending...)
+			l.signalLocked()
+			l.mu.Unlock()
+			c.serveRun()
+			c.end()
+			l.srv.connEnded(c)
+			return false
+		}
+		if c.writeErr != nil {
+			l.remove(c.nc.(*loopConn))
+			c.end()
+			l.srv.connEnded(c)
+		}
+	}
+	return true
 }
 
 // fail ends the loop after an error of epoll: its connections, and those

@@ -18,3 +18,8 @@ func (s *Server) adopt(nc net.Conn) (*loop, net.Conn) { return nil, nc }
 func (l *loop) add(c *conn) {}
 
 func (c *conn) leaveLoop() {}
+
+// deferOut reports false: a connection writes its replies itself.
+func (c *conn) deferOut() bool { return false }
+
+func (c *conn) pend() {}

@@ -88,13 +88,15 @@ type Options struct {
 	// that waits in epoll for all its clients at once and runs their
 	// commands in turn, as Redis's event loop does (loop.go): on a
 	// machine with few CPUs shared with the clients, unpipelined requests
-	// then cost fewer thread wake-ups. A command that blocks, or a client
-	// that does not read its replies as fast as they come, moves that
-	// client to a goroutine of its own, for good. A slow command (SAVE,
-	// KEYS over many keys, ...) holds up the other clients of its loop,
-	// as in Redis; so does each sync of a change under
-	// xstream.SyncAlways, which clients with goroutines of their own wait
-	// for together (xstream-server uses no loop then). A loop's goroutine
+	// then cost fewer thread wake-ups. With Dir, a loop writes the log of
+	// all the clients it served in a pass once, before their replies, and
+	// under xstream.SyncAlways syncs it once (an fdatasync per DB and
+	// pass, as Redis's appendfsync always), where each client of its own
+	// goroutine writes (and syncs) its own. A command that blocks, or a
+	// client that does not read its replies as fast as they come, moves
+	// that client to a goroutine of its own, for good. A slow command
+	// (SAVE, KEYS over many keys, ...) holds up the other clients of its
+	// loop, as in Redis; so does the sync of a pass. A loop's goroutine
 	// polls for up to 20 µs before it sleeps when its last wait was
 	// shorter than that (loop_spin_linux.go), and it sleeps in
 	// epoll_wait outside the Go scheduler: where the clients are
@@ -121,11 +123,22 @@ type Server struct {
 	// Shutdown's wait for the connections, which never take it.
 	life sync.Mutex
 
+	// deferSync: durable under always, the DBs opened WithDeferredSync:
+	// the commands' changes are on disk only once a log barrier synced
+	// them (conn.logBarrier), which every reply waits for.
+	deferSync bool
+
 	persist persistence  // SAVE, BGSAVE, BGREWRITEAOF and their INFO fields
 	changes atomic.Int64 // write commands run since the last save
 	loaded  int64        // keys the durable DBs held when Start opened them
 	// logErr returns the error of DB i's log (db.Err); tests replace it.
 	logErr func(i int) error
+	// barrierLog writes DB i's log for a log barrier (DB.Flush; DB.Sync
+	// under always, see logBarrier); tests replace it.
+	barrierLog func(i int) error
+	// swaps counts the SWAPDBs: a log barrier that sees it move does
+	// every DB (Server.logBarrier).
+	swaps atomic.Uint64
 	// usedMemory returns the memory in use that MaxMemory bounds; tests
 	// replace it.
 	usedMemory func() uint64
@@ -218,6 +231,7 @@ func New(opts Options) *Server {
 		opts.EventLoops = defaultEventLoops
 	}
 	s := &Server{opts: opts, conns: map[*conn]struct{}{}, durable: opts.Dir != "", nodeEntries: 100, nodeBytes: 4096, freed: make(chan struct{}, 1)}
+	s.deferSync = s.durable && opts.AppendFsync == xstream.SyncAlways
 	// The DBs read the server's clock, which SetTime and FastForward move.
 	s.dbOpts = append(s.dbOpts, xstream.WithClock(s.now))
 	if !s.durable {
@@ -226,6 +240,12 @@ func New(opts Options) *Server {
 		}
 	}
 	s.logErr = func(i int) error { return s.db(i).Err() }
+	s.barrierLog = func(i int) error {
+		if s.deferSync {
+			return s.db(i).Sync()
+		}
+		return s.db(i).Flush()
+	}
 	s.usedMemory = heapInUseBytes
 	s.prevMemLimit = -1
 	s.persist.init(s)
@@ -304,6 +324,11 @@ func (s *Server) startLocked(addr string) error {
 func (s *Server) openDBs() error {
 	// The server takes the automatic snapshots itself (see persistence).
 	opts := append(append([]xstream.Option(nil), s.dbOpts...), xstream.WithSync(s.opts.AppendFsync), xstream.WithAutoSnapshot(-1))
+	if s.deferSync {
+		// The replies wait for the sync of a log barrier (conn.logBarrier),
+		// one for all the clients an event loop served in a pass.
+		opts = append(opts, xstream.WithDeferredSync())
+	}
 	if err := s.loadDBMap(); err != nil {
 		return err
 	}

@@ -51,7 +51,7 @@ func init() {
 			return
 		}
 		bits := uint16(1)<<idx[0] | uint16(1)<<idx[1]
-		c.touched, c.wrote = c.touched|bits, c.wrote|bits
+		c.noteWrites(bits)
 		c.ok()
 	})
 }
@@ -85,6 +85,7 @@ func (s *Server) swapDBs(a, b int) error {
 	x, y := s.dbs[a].Load(), s.dbs[b].Load()
 	s.dbs[a].Store(y)
 	s.dbs[b].Store(x)
+	s.swaps.Add(1)
 	// The XREADs and XREADGROUPs blocked in either DB wait again in the
 	// DB now at their index (read_cmds.go).
 	for c := range s.conns {

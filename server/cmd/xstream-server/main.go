@@ -102,7 +102,7 @@ func main() {
 	flag.IntVar(&opts.MaxClients, "max-clients", 10000, "most clients connected at once")
 	flag.IntVar(&opts.MaxClientsMemory, "max-clients-memory", 2<<30, "most memory the buffers of all clients may hold together, in bytes")
 	flag.StringVar(&opts.Dir, "dir", "", "keep the databases in this directory, database i in DIR/i, or as DIR/dbmap says after a SWAPDB (default: in memory only)")
-	flag.IntVar(&opts.EventLoops, "event-loops", -1, "serve the clients with this many event loops, as Redis does, on Linux (0: a goroutine for each client; default 1, 0 with -dir and -appendfsync always)")
+	flag.IntVar(&opts.EventLoops, "event-loops", 1, "serve the clients with this many event loops, as Redis does, on Linux (0: a goroutine for each client)")
 	maxmemory := flag.String("maxmemory", "0", "Redis's maxmemory (noeviction), also the Go memory limit: bytes, or 100mb, 2gb, ... (0: none)")
 	fsync := flag.String("appendfsync", "everysec", "when the log reaches the disk with -dir: always, everysec or no")
 	grace := flag.Duration("shutdown-timeout", 10*time.Second, "how long a shutdown waits for in-flight commands")
@@ -135,15 +135,6 @@ func main() {
 	default:
 		fmt.Fprintf(os.Stderr, "xstream-server: -appendfsync %q: want always, everysec or no\n", *fsync)
 		os.Exit(2)
-	}
-	if opts.EventLoops < 0 {
-		// Under always each change is synced before its command returns:
-		// on a loop the other clients would wait for every sync, where
-		// goroutines of their own wait together.
-		opts.EventLoops = 1
-		if opts.Dir != "" && opts.AppendFsync == xstream.SyncAlways {
-			opts.EventLoops = 0
-		}
 	}
 
 	srv := server.New(opts)
