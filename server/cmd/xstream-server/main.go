@@ -43,10 +43,19 @@
 //	                         (500)
 //	-event-loops N           serve the clients with N event loops, as
 //	                         Redis does (Linux; 0: a goroutine for each
-//	                         client). Default 1, or 0 with -dir and
-//	                         -appendfsync always, where each change is
-//	                         synced before its reply and a loop would
-//	                         make the other clients wait for every sync
+//	                         client) (1). -dir with -appendfsync always
+//	                         takes 0 unless -event-loops is given: each
+//	                         change is synced before its reply, and a
+//	                         loop would make the other clients wait for
+//	                         every sync
+//	-metrics-addr ADDR       serve Prometheus metrics at
+//	                         http://ADDR/metrics (default: none)
+//	-version                 print the version and exit
+//
+// It logs to stderr, a line for each event (slog's text form): where it
+// listens, with its directory and sync policy, where it serves metrics
+// and the Kinesis API, and what the server logs (a limit lowered at
+// start, a log that fails, the shutdown).
 //
 // Under every -appendfsync policy the server writes the log of the
 // commands it ran to the OS before it replies to them, so a crash of the
@@ -61,6 +70,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -102,7 +112,7 @@ func main() {
 	flag.IntVar(&opts.MaxClients, "max-clients", 10000, "most clients connected at once")
 	flag.IntVar(&opts.MaxClientsMemory, "max-clients-memory", 2<<30, "most memory the buffers of all clients may hold together, in bytes")
 	flag.StringVar(&opts.Dir, "dir", "", "keep the databases in this directory, database i in DIR/i, or as DIR/dbmap says after a SWAPDB (default: in memory only)")
-	flag.IntVar(&opts.EventLoops, "event-loops", -1, "serve the clients with this many event loops, as Redis does, on Linux (0: a goroutine for each client; default 1, 0 with -dir and -appendfsync always)")
+	flag.IntVar(&opts.EventLoops, "event-loops", 1, "serve the clients with this many event loops, as Redis does, on Linux; 0: a goroutine for each client, which -dir with -appendfsync always takes unless -event-loops is given")
 	maxmemory := flag.String("maxmemory", "0", "Redis's maxmemory (noeviction), also the Go memory limit: bytes, or 100mb, 2gb, ... (0: none)")
 	fsync := flag.String("appendfsync", "everysec", "when the log reaches the disk with -dir: always, everysec or no")
 	grace := flag.Duration("shutdown-timeout", 10*time.Second, "how long a shutdown waits for in-flight commands")
@@ -136,32 +146,27 @@ func main() {
 		fmt.Fprintf(os.Stderr, "xstream-server: -appendfsync %q: want always, everysec or no\n", *fsync)
 		os.Exit(2)
 	}
-	if opts.EventLoops < 0 {
+	if opts.Dir != "" && opts.AppendFsync == xstream.SyncAlways && !given("event-loops") {
 		// Under always each change is synced before its command returns:
 		// on a loop the other clients would wait for every sync, where
 		// goroutines of their own wait together.
-		opts.EventLoops = 1
-		if opts.Dir != "" && opts.AppendFsync == xstream.SyncAlways {
-			opts.EventLoops = 0
-		}
+		opts.EventLoops = 0
 	}
 
+	// One log, the server's (slog's default logger): the server says
+	// where it listens, with its directory and sync policy; this command
+	// adds only what it serves besides.
+	log := slog.Default()
 	srv := server.New(opts)
 	if err := srv.Start(); err != nil {
-		fmt.Fprintln(os.Stderr, "xstream-server:", err)
+		log.Error("xstream-server: cannot start", "err", err)
 		os.Exit(1)
 	}
-	if opts.Dir != "" {
-		fmt.Fprintf(os.Stderr, "xstream-server: databases in %s (appendfsync %s)\n", opts.Dir, opts.AppendFsync)
-	} else {
-		fmt.Fprintln(os.Stderr, "xstream-server: databases in memory only")
-	}
-	fmt.Fprintln(os.Stderr, "xstream-server: listening on", srv.Addr())
 	var metrics *http.Server
 	if *metricsAddr != "" {
 		ln, err := net.Listen("tcp", *metricsAddr)
 		if err != nil {
-			fmt.Fprintln(os.Stderr, "xstream-server: -metrics-addr:", err)
+			log.Error("xstream-server: -metrics-addr", "err", err)
 			srv.Close()
 			os.Exit(1)
 		}
@@ -169,13 +174,13 @@ func main() {
 		mux.Handle("/metrics", srv.MetricsHandler())
 		metrics = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 		go metrics.Serve(ln)
-		fmt.Fprintf(os.Stderr, "xstream-server: metrics at http://%s/metrics\n", ln.Addr())
+		log.Info("xstream-server: serving metrics", "url", "http://"+ln.Addr().String()+"/metrics")
 	}
 	var kin *http.Server
 	if *kinesisAddr != "" {
 		ln, err := net.Listen("tcp", *kinesisAddr)
 		if err != nil {
-			fmt.Fprintln(os.Stderr, "xstream-server: -kinesis-addr:", err)
+			log.Error("xstream-server: -kinesis-addr", "err", err)
 			srv.Close()
 			os.Exit(1)
 		}
@@ -187,7 +192,7 @@ func main() {
 		kin.Protocols.SetUnencryptedHTTP2(true)
 		kin.RegisterOnShutdown(func() { h.Close() })
 		go kin.Serve(ln)
-		fmt.Fprintf(os.Stderr, "xstream-server: Kinesis API at http://%s\n", ln.Addr())
+		log.Info("xstream-server: serving the Kinesis API", "url", "http://"+ln.Addr().String())
 	}
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
@@ -201,7 +206,14 @@ func main() {
 		kin.Shutdown(ctx)
 	}
 	if err := srv.Shutdown(ctx); err != nil {
-		fmt.Fprintln(os.Stderr, "xstream-server: shutdown:", err)
+		log.Error("xstream-server: shutdown", "err", err)
 		os.Exit(1)
 	}
+}
+
+// given reports whether the flag name was on the command line.
+func given(name string) bool {
+	found := false
+	flag.Visit(func(f *flag.Flag) { found = found || f.Name == name })
+	return found
 }
