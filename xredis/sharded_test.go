@@ -12,7 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/xstreamgo/xstream"
-	xredis "github.com/xstreamgo/xstream/redis"
+	"github.com/xstreamgo/xstream/xredis"
 	"github.com/xstreamgo/xstream/xstreamtest"
 )
 
