@@ -140,7 +140,7 @@ func testCloseRefusesEveryCall(t *testing.T, open func() *DB) {
 		"Sharded.CreateGroup":      func() error { return ss.CreateGroup("g2", ShardGroupOptions{}) },
 		"Sharded.ReadGroup":        func() error { _, err := ss.ReadGroup(ctx, "g", "c", ReadGroupArgs{}); return err },
 		"Sharded.Ack": func() error {
-			_, err := ss.Ack("g", RecordRef{ShardID: put.ShardID, SequenceNumber: put.SequenceNumber})
+			_, err := ss.Ack("g", RecordRef(put))
 			return err
 		},
 		"Sharded.Pending": func() error { _, err := ss.Pending("g"); return err },

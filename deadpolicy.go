@@ -193,14 +193,6 @@ func (l *groupLocks) unlock() error {
 	return j.settle(lsn)
 }
 
-// unlockTo is unlock for a deferred call: it sets *err to unlock's error
-// unless *err holds one already.
-func (l *groupLocks) unlockTo(err *error) {
-	if e := l.unlock(); e != nil && *err == nil {
-		*err = e
-	}
-}
-
 // due reports whether the policy of g moves an entry whose delivery
 // count would become count.
 func (l *groupLocks) due(g *group, count int64) bool {

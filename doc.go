@@ -64,7 +64,7 @@
 //
 // Engine is the DB-level API as an interface, context first on every
 // call. Local(db) is the in-process engine; the module
-// github.com/xstreamgo/xstream/redis puts the same interface on Redis,
+// github.com/xstreamgo/xstream/xredis puts the same interface on Redis,
 // Valkey and Redis Cluster, so a program moves by changing one
 // constructor:
 //

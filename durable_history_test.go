@@ -248,16 +248,6 @@ func checkAllStreams(t testing.TB, db *DB) {
 	}
 }
 
-// errorKind names the sentinel err wraps, for messages.
-func errorKind(err error) string {
-	for _, s := range []error{ErrCorrupt, ErrNotDB, ErrVersion, ErrLocked, ErrDBNotFound} {
-		if errors.Is(err, s) {
-			return s.Error()
-		}
-	}
-	return fmt.Sprintf("%T", err)
-}
-
 // historyCalls is a sequence of calls that leaves a bit of every kind of
 // record. The calls after the first pre (the tail) each leave at most one
 // record, so every prefix of whole records in the tail is the state after

@@ -9,7 +9,7 @@ import (
 // Engine is the DB-level API of named streams, as one Redis database
 // offers it, behind which any engine may be: the in-process DB (Local),
 // or a Redis, Valkey or Redis Cluster server (module
-// github.com/xstreamgo/xstream/redis). A program written against Engine
+// github.com/xstreamgo/xstream/xredis). A program written against Engine
 // moves from one to the other by changing its constructor.
 //
 // Every method takes a context first: a remote engine does I/O, and a

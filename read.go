@@ -34,10 +34,9 @@ func (a ReadArgs) check() error {
 
 // readPos is where a read continues in one stream.
 type readPos struct {
-	after   ID
-	last    bool // "+": the last entry, whenever there is one
-	dollar  bool // "$": not yet resolved
-	blocked bool
+	after  ID
+	last   bool // "+": the last entry, whenever there is one
+	dollar bool // "$": not yet resolved
 }
 
 // parseReadID parses the ID argument of Read: "$", "+" or an entry ID.

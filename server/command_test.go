@@ -145,7 +145,7 @@ func TestDiffCommandInfoNewer(t *testing.T) {
 			docs := p.xs.do(t, "COMMAND", "DOCS", tc.name)
 			var keys []string
 			mapFields(docs.kids[1], nil, func(n string, v *reply) { keys = append(keys, n+"="+v.s) })
-			if len(keys) != 4 || !strings.HasPrefix(keys[1], "since=7.2.") && !strings.HasPrefix(keys[1], "since=8.") {
+			if len(keys) != 5 || !strings.HasPrefix(keys[1], "since=7.2.") && !strings.HasPrefix(keys[1], "since=8.") || keys[4] != "arguments=" {
 				t.Errorf("COMMAND DOCS %s: %v", tc.name, docs)
 			}
 		}
@@ -286,5 +286,31 @@ func TestLookupLast(t *testing.T) {
 	}
 	if got := string(c.do(t, "CLIENT", "ID")); got[0] != ':' {
 		t.Fatalf("CLIENT ID after CLIENT NOPE: %q", got)
+	}
+}
+
+// Every command and subcommand served that takes arguments has them in
+// COMMAND DOCS, where redis-cli takes its hints from: those of
+// Redis 7.0 as it gives them (TestDiffCommandInfo), the newer ones and
+// XGROUPCFG from command_docs_newer.go.
+func TestCommandDocsArguments(t *testing.T) {
+	c := newClient(t, RunT(t).Addr())
+	for _, name := range servedNames() {
+		cmd := commandByName(name)
+		least := 1 // the arguments of a command start after its name
+		if strings.Contains(name, "|") {
+			least = 2
+		}
+		if cmd.subs != nil || cmd.arity == least || cmd.arity == -least {
+			continue // a container, or no argument
+		}
+		docs := c.do(t, "COMMAND", "DOCS", name)
+		found := false
+		if len(docs.kids) == 2 {
+			mapFields(docs.kids[1], nil, func(n string, v *reply) { found = found || n == "arguments" && len(v.kids) > 0 })
+		}
+		if !found {
+			t.Errorf("COMMAND DOCS %s (arity %d) has no arguments: %v", name, cmd.arity, docs)
+		}
 	}
 }

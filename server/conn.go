@@ -659,10 +659,6 @@ func (c *conn) run(args [][]byte) {
 // of it was sent.
 var errReplyCut = errors.New("xstream server: reply over MaxReplyBytes after part of it was sent")
 
-// maxKeptScratch is the largest scratch buffer a connection keeps
-// between commands.
-const maxKeptScratch = 64 << 10
-
 // flushBytes is how many bytes of replies a connection gathers before it
 // writes them while more pipelined commands wait.
 const flushBytes = 64 << 10

@@ -1,3 +1,5 @@
+//lint:file-ignore ST1005 the frame reader's errors are Redis's protocol error replies, which clients read as they are, capital included
+
 package server
 
 import (

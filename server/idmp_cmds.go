@@ -11,20 +11,7 @@ import (
 // and the IDMP fields of XINFO STREAM (idmpFields, for streamHead).
 
 func init() {
-	register("xcfgset", -2, xcfgset)
-	// COMMAND DOCS arguments, as Redis 8's src/commands/xcfgset.json
-	// describes them.
-	commandDocsData["xcfgset"] = docSpec{args: [][]docNode{
-		{{key: "name", str: "key"}, {key: "type", str: "key"}, {key: "key_spec_index", num: 0, isNum: true}},
-		{{key: "name", str: "idmp-duration-block"}, {key: "type", str: "block"}, {key: "flags", flags: []string{"optional"}}, {key: "arguments", args: [][]docNode{
-			{{key: "name", str: "idmp-duration-token"}, {key: "type", str: "pure-token"}, {key: "token", str: "IDMP-DURATION"}},
-			{{key: "name", str: "duration"}, {key: "type", str: "integer"}},
-		}}},
-		{{key: "name", str: "idmp-maxsize-block"}, {key: "type", str: "block"}, {key: "flags", flags: []string{"optional"}}, {key: "arguments", args: [][]docNode{
-			{{key: "name", str: "idmp-maxsize-token"}, {key: "type", str: "pure-token"}, {key: "token", str: "IDMP-MAXSIZE"}},
-			{{key: "name", str: "maxsize"}, {key: "type", str: "integer"}},
-		}}},
-	}}
+	register("xcfgset", -2, xcfgset) // its COMMAND DOCS arguments are in command_docs_newer.go
 }
 
 // parseIdmp parses XADD's IDMPAUTO pid or IDMP pid iid at args[i] (the

@@ -103,10 +103,10 @@ func TestLogBarrierRepliesWaitForSync(t *testing.T) {
 	})
 }
 
-// enospc is a failure of a log barrier, as the core reports one.
-var enospc = fmt.Errorf("%w: writing 0/log: %w", xstream.ErrLogFailed, syscall.ENOSPC)
+// errNoSpace is a failure of a log barrier, as the core reports one.
+var errNoSpace = fmt.Errorf("%w: writing 0/log: %w", xstream.ErrLogFailed, syscall.ENOSPC)
 
-// failingServer is barrierServer whose barriers of DB 0 fail with enospc
+// failingServer is barrierServer whose barriers of DB 0 fail with errNoSpace
 // (after doing their work) once the flag it returns is set.
 func failingServer(t *testing.T, policy xstream.SyncPolicy, loops int) (*Server, *atomic.Bool) {
 	fail := new(atomic.Bool)
@@ -115,7 +115,7 @@ func failingServer(t *testing.T, policy xstream.SyncPolicy, loops int) (*Server,
 			return err
 		}
 		if i == 0 && fail.Load() {
-			return enospc
+			return errNoSpace
 		}
 		return nil
 	})
@@ -213,12 +213,12 @@ func TestLogBarrierTwoInTurn(t *testing.T) {
 						armed.Store(1)
 						<-release
 						if !tc.second {
-							return enospc
+							return errNoSpace
 						}
 					case 1:
 						armed.Store(0)
 						if tc.second {
-							return enospc
+							return errNoSpace
 						}
 					}
 					return err

@@ -3,6 +3,7 @@ package server
 import (
 	"errors"
 	"fmt"
+	"math"
 	"runtime/metrics"
 	"strconv"
 	"strings"
@@ -63,25 +64,39 @@ func (c *conn) refuseOOM(cmd *command) bool {
 // ErrBadMemory is the error of ParseMemory.
 var ErrBadMemory = errors.New("xstream server: bad memory size")
 
-// ParseMemory parses a memory size as Redis's configuration does: a
-// number of bytes, or one with a unit: k (1,000), kb (1,024), m (10^6),
-// mb (2^20), g (10^9), gb (2^30), in any case ("100mb"). Its error wraps
+// ParseMemory parses a memory size as Redis's memtoull does (for
+// maxmemory, CONFIG SET stream-node-max-bytes, client-output-buffer-limit,
+// ...): decimal digits, then optionally a unit, in any case: b (1), k
+// (1,000), kb (1,024), m (10^6), mb (2^20), g (10^9) or gb (2^30), as in
+// "100mb". No sign, space, point or other unit. Unlike memtoull it refuses
+// a size without digits ("" or "kb", which Redis reads as 0) and one past
+// math.MaxInt64 bytes (Redis's maxmemory goes to 2^64-1). Its error wraps
 // ErrBadMemory and quotes s.
 func ParseMemory(s string) (int64, error) {
-	t := strings.ToLower(strings.TrimSpace(s))
-	mul := int64(1)
-	for _, u := range []struct {
-		suffix string
-		mul    int64
-	}{{"kb", 1 << 10}, {"mb", 1 << 20}, {"gb", 1 << 30}, {"k", 1e3}, {"m", 1e6}, {"g", 1e9}, {"b", 1}} {
-		if rest, ok := strings.CutSuffix(t, u.suffix); ok {
-			t, mul = rest, u.mul
-			break
-		}
+	i := 0
+	for i < len(s) && '0' <= s[i] && s[i] <= '9' {
+		i++
 	}
-	n, err := strconv.ParseInt(t, 10, 64)
-	if err != nil || n < 0 || n > (1<<62)/mul {
+	mul := int64(0)
+	switch strings.ToLower(s[i:]) {
+	case "", "b":
+		mul = 1
+	case "k":
+		mul = 1000
+	case "kb":
+		mul = 1 << 10
+	case "m":
+		mul = 1000 * 1000
+	case "mb":
+		mul = 1 << 20
+	case "g":
+		mul = 1000 * 1000 * 1000
+	case "gb":
+		mul = 1 << 30
+	}
+	n, err := strconv.ParseUint(s[:i], 10, 63)
+	if mul == 0 || err != nil || n > uint64(math.MaxInt64/mul) {
 		return 0, fmt.Errorf("%w: %q (want bytes, or a number with k, kb, m, mb, g or gb)", ErrBadMemory, s)
 	}
-	return n * mul, nil
+	return int64(n) * mul, nil
 }

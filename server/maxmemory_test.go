@@ -2,6 +2,7 @@ package server
 
 import (
 	"errors"
+	"math"
 	"runtime/debug"
 	"testing"
 )
@@ -73,13 +74,20 @@ func TestMaxMemoryUnderAndOver(t *testing.T) {
 	}
 }
 
+// ParseMemory reads sizes as Redis's memtoull: digits and a unit in any
+// case; no sign, space, point or other unit; nothing past MaxInt64.
 func TestParseMemory(t *testing.T) {
-	for in, want := range map[string]int64{"0": 0, "1024": 1024, "1k": 1000, "1kb": 1024, "100MB": 100 << 20, "2m": 2e6, "1g": 1e9, "3gb": 3 << 30, "7b": 7} {
+	for in, want := range map[string]int64{
+		"0": 0, "1024": 1024, "1k": 1000, "1kb": 1024, "100MB": 100 << 20, "10Mb": 10 << 20, "2m": 2e6,
+		"1g": 1e9, "3gb": 3 << 30, "7b": 7, "1B": 1, "0b": 0, "00012k": 12000,
+		"9223372036854775807": math.MaxInt64, "8589934591gb": 8589934591 << 30, "9223372036854775k": 9223372036854775000,
+	} {
 		if got, err := ParseMemory(in); err != nil || got != want {
 			t.Errorf("ParseMemory(%q) = %d, %v; want %d", in, got, err, want)
 		}
 	}
-	for _, in := range []string{"", "mb", "-1", "1.5gb", "1tb", "99999999999gb", "x"} {
+	for _, in := range []string{"", "mb", "b", "-1", "+5", " 100", "100 ", "1 kb", "1.5gb", "1e3", "0x10", "1_000", "1tb", "1kbb", "x",
+		"9223372036854775808", "8589934592gb", "9223372036854776k", "99999999999gb", "18446744073709551616"} {
 		if _, err := ParseMemory(in); !errors.Is(err, ErrBadMemory) {
 			t.Errorf("ParseMemory(%q): %v, want ErrBadMemory", in, err)
 		}

@@ -46,12 +46,26 @@ var latencyBucketsArray = [...]float64{1e-5, 2.5e-5, 5e-5, 1e-4, 2.5e-4, 5e-4, 1
 //     absent while unknown) for the 20 longest streams;
 //   - the Go runtime's and the process's metrics (go_*, process_*).
 //
-// Each handler has a registry of its own.
+// Each handler has a registry of its own; a program with a registry of
+// its own registers Collector in it instead.
 func (s *Server) MetricsHandler() http.Handler {
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), metricsCollector{s})
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), s.Collector())
 	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
 }
+
+// Collector returns a Prometheus collector of the server's metrics, the
+// xstream_* ones that MetricsHandler serves, for a program that embeds
+// the server and serves its own registry:
+//
+//	prometheus.MustRegister(srv.Collector())
+//
+// It reads the server's counters at each scrape. The Go runtime's and
+// the process's metrics are the program's to register. The collectors of
+// two servers in one registry need a label to tell them apart:
+//
+//	prometheus.WrapRegistererWith(prometheus.Labels{"server": "orders"}, reg).MustRegister(srv.Collector())
+func (s *Server) Collector() prometheus.Collector { return metricsCollector{s} }
 
 var (
 	descCommands    = prometheus.NewDesc("xstream_commands_total", "Calls of a command.", []string{"command"}, nil)

@@ -7,6 +7,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 )
 
 // scrape returns the metrics srv serves, as text.
@@ -116,4 +119,43 @@ func grep(text, s string) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// Collector registers in a program's own registry, beside the Go
+// collector, and two servers' collectors in one registry apart by a
+// label.
+func TestMetricsCollector(t *testing.T) {
+	a, b := RunT(t), RunT(t)
+	expect(t, newClient(t, a.Addr()), `$"1-1"`, "XADD", "s", "1-1", "f", "v")
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector())
+	prometheus.WrapRegistererWith(prometheus.Labels{"server": "a"}, reg).MustRegister(a.Collector())
+	prometheus.WrapRegistererWith(prometheus.Labels{"server": "b"}, reg).MustRegister(b.Collector())
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for _, f := range families {
+		for _, m := range f.GetMetric() {
+			key := f.GetName()
+			for _, l := range m.GetLabel() {
+				key += "," + l.GetName() + "=" + l.GetValue()
+			}
+			got[key] = m.GetCounter().GetValue() + m.GetGauge().GetValue()
+		}
+	}
+	for key, want := range map[string]float64{
+		"xstream_commands_total,command=xadd,server=a": 1,
+		"xstream_connected_clients,server=a":           1,
+		"xstream_connected_clients,server=b":           0,
+		"xstream_stream_length,db=0,server=a,stream=s": 1,
+	} {
+		if v, ok := got[key]; !ok || v != want {
+			t.Errorf("%s = %v (found %v), want %v", key, v, ok, want)
+		}
+	}
+	if _, ok := got["go_goroutines"]; !ok {
+		t.Errorf("the registry lost the program's own Go collector")
+	}
 }

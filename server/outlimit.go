@@ -148,10 +148,10 @@ func parseBufLimits(v string, cur [3]bufLimit) ([3]bufLimit, string) {
 		if class < 0 {
 			return cur, "Invalid client class specified in buffer limit configuration."
 		}
-		hard, ok1 := memBytes(f[i+1])
-		soft, ok2 := memBytes(f[i+2])
+		hard, err1 := ParseMemory(f[i+1])
+		soft, err2 := ParseMemory(f[i+2])
 		secs, err := strconv.ParseInt(f[i+3], 10, 64)
-		if !ok1 || !ok2 || err != nil || secs < 0 {
+		if err1 != nil || err2 != nil || err != nil || secs < 0 {
 			return cur, "Error in hard, soft or soft_seconds setting in buffer limit configuration."
 		}
 		cur[class] = bufLimit{hard, soft, secs}

@@ -15,12 +15,11 @@ import (
 // its keys and values in kids, alternating; a double, big number or
 // boolean holds its text in s.
 type reply struct {
-	kind   byte // a RESP2 or RESP3 type byte; 't' an approximate time; 'w' anything
-	null   bool
-	s      string
-	n      int64
-	kids   []*reply
-	approx bool
+	kind byte // a RESP2 or RESP3 type byte; 't' an approximate time; 'w' anything
+	null bool
+	s    string
+	n    int64
+	kids []*reply
 }
 
 // parseReplies reads the replies recorded on a connection.

@@ -1,9 +1,23 @@
 package server
 
 import (
+	"bytes"
+	"io"
 	"log/slog"
-	"testing"
 )
+
+// Tester is what RunT and RunTWith need of a test. *testing.T,
+// *testing.B and *testing.F have it (any testing.TB), and so can the
+// type of another test framework, as with miniredis's RunT; this package
+// does not import testing, so programs that embed the server do not link
+// it.
+type Tester interface {
+	Helper()
+	Cleanup(func())
+	Logf(format string, args ...any)
+	Errorf(format string, args ...any)
+	Fatalf(format string, args ...any)
+}
 
 // RunT starts a Server with default options on a free loopback port for
 // the test t, and closes it when the test ends (t.Cleanup). It fails the
@@ -11,7 +25,7 @@ import (
 //
 //	srv := server.RunT(t)
 //	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
-func RunT(t testing.TB) *Server {
+func RunT(t Tester) *Server {
 	t.Helper()
 	return RunTWith(t, Options{})
 }
@@ -35,16 +49,20 @@ func RunT(t testing.TB) *Server {
 // server writes the log before it replies), but to see it for real the
 // server has to run in another process, killed with SIGKILL: see
 // TestKillRecovery in this package for such a test.
-func RunTWith(t testing.TB, opts Options) *Server {
+//
+// If the server cannot start, it calls t.Fatalf, and returns nil where
+// t's Fatalf returns.
+func RunTWith(t Tester, opts Options) *Server {
 	t.Helper()
 	if opts.Logger == nil {
 		// The server's log goes with the test's output (shown when it
 		// fails or with -v), not to the process's stderr.
-		opts.Logger = slog.New(slog.NewTextHandler(t.Output(), nil))
+		opts.Logger = slog.New(slog.NewTextHandler(testOutput(t), nil))
 	}
 	s := New(opts)
 	if err := s.Start(); err != nil {
 		t.Fatalf("xstream server: %v", err)
+		return nil
 	}
 	t.Cleanup(func() {
 		if err := s.Close(); err != nil {
@@ -57,7 +75,25 @@ func RunTWith(t testing.TB, opts Options) *Server {
 // RunTDir is RunTWith(t, Options{Dir: dir}): a server whose databases are
 // kept in dir (t.TempDir() for a new one), with the default sync policy
 // (everysec). Close it and call RunTDir again on dir to restart it.
-func RunTDir(t testing.TB, dir string) *Server {
+func RunTDir(t Tester, dir string) *Server {
 	t.Helper()
 	return RunTWith(t, Options{Dir: dir})
+}
+
+// testOutput is where the server's log goes in a test: t.Output() when t
+// has it (testing.TB does), else t.Logf, a call for each record.
+func testOutput(t Tester) io.Writer {
+	if o, ok := t.(interface{ Output() io.Writer }); ok {
+		return o.Output()
+	}
+	return logfWriter{t}
+}
+
+// logfWriter writes what it is given to t.Logf, without the last newline:
+// a slog handler writes a record in one call.
+type logfWriter struct{ t Tester }
+
+func (w logfWriter) Write(p []byte) (int, error) {
+	w.t.Logf("%s", bytes.TrimSuffix(p, []byte("\n")))
+	return len(p), nil
 }

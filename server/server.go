@@ -315,8 +315,12 @@ func (s *Server) startLocked(addr string) error {
 		s.wg.Add(1)
 		go s.persist.cron()
 	}
-	s.opts.Logger.Info("xstream server: listening", "addr", ln.Addr().String(), "dir", s.opts.Dir,
-		"max_clients", s.opts.MaxClients, "max_memory", s.opts.MaxMemory, "redis_version", RedisVersion)
+	attrs := []any{"addr", ln.Addr().String(), "dir", s.opts.Dir}
+	if s.durable {
+		attrs = append(attrs, "appendfsync", s.opts.AppendFsync.String())
+	}
+	s.opts.Logger.Info("xstream server: listening", append(attrs,
+		"max_clients", s.opts.MaxClients, "max_memory", s.opts.MaxMemory, "redis_version", RedisVersion)...)
 	return nil
 }
 

@@ -257,8 +257,7 @@ func TestSwapDBAsReadBlocks(t *testing.T) {
 	for _, cmd := range [][]string{{"XADD", "k", "1-0", "f", "old"}, {"SELECT", "1"}, {"XADD", "k", "5-0", "f", "new"}, {"SELECT", "0"}} {
 		c.do(t, cmd...)
 	}
-	var hook func(*conn)
-	hook = func(*conn) {
+	hook := func(*conn) {
 		srv.blockedHook.Store(nil) // once
 		if err := srv.swapDBs(0, 1); err != nil {
 			t.Error(err)

@@ -145,7 +145,7 @@ func claimCount(t *ST) {
 		deliveries int64
 	}
 	ref := func(r xstream.PutResult) xstream.RecordRef {
-		return xstream.RecordRef{ShardID: r.ShardID, SequenceNumber: r.SequenceNumber}
+		return xstream.RecordRef(r)
 	}
 	recsOf := func(recs []xstream.Record) []rec {
 		out := make([]rec, len(recs))

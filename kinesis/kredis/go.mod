@@ -5,7 +5,7 @@ go 1.25.0
 require (
 	github.com/xstreamgo/xstream v0.1.0
 	github.com/xstreamgo/xstream/kinesis v0.1.0
-	github.com/xstreamgo/xstream/redis v0.1.0
+	github.com/xstreamgo/xstream/xredis v0.1.0
 )
 
 require (

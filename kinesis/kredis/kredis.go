@@ -16,7 +16,7 @@ import (
 
 	"github.com/xstreamgo/xstream"
 	"github.com/xstreamgo/xstream/kinesis"
-	xredis "github.com/xstreamgo/xstream/redis"
+	"github.com/xstreamgo/xstream/xredis"
 )
 
 // Option configures a Backend.

@@ -18,7 +18,7 @@ import (
 	"github.com/xstreamgo/xstream/kinesis"
 	"github.com/xstreamgo/xstream/kinesis/kinesistest"
 	"github.com/xstreamgo/xstream/kinesis/kredis"
-	xredis "github.com/xstreamgo/xstream/redis"
+	"github.com/xstreamgo/xstream/xredis"
 )
 
 // The servers the tests run on: a standalone redis-server and a Redis

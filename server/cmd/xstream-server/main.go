@@ -43,10 +43,17 @@
 //	                         (500)
 //	-event-loops N           serve the clients with N event loops, as
 //	                         Redis does (Linux; 0: a goroutine for each
-//	                         client). Default 1, or 0 with -dir and
-//	                         -appendfsync always, where each change is
-//	                         synced before its reply and a loop would
-//	                         make the other clients wait for every sync
+//	                         client) (1). Under -appendfsync always a
+//	                         loop syncs the log once for all the clients
+//	                         it served in a pass, before any reply
+//	-metrics-addr ADDR       serve Prometheus metrics at
+//	                         http://ADDR/metrics (default: none)
+//	-version                 print the version and exit
+//
+// It logs to stderr, a line for each event (slog's text form): where it
+// listens, with its directory and sync policy, where it serves metrics
+// and the Kinesis API, and what the server logs (a limit lowered at
+// start, a log that fails, the shutdown).
 //
 // Under every -appendfsync policy the server writes the log of the
 // commands it ran to the OS before it replies to them, so a crash of the
@@ -61,6 +68,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -137,22 +145,20 @@ func main() {
 		os.Exit(2)
 	}
 
+	// One log, the server's (slog's default logger): the server says
+	// where it listens, with its directory and sync policy; this command
+	// adds only what it serves besides.
+	log := slog.Default()
 	srv := server.New(opts)
 	if err := srv.Start(); err != nil {
-		fmt.Fprintln(os.Stderr, "xstream-server:", err)
+		log.Error("xstream-server: cannot start", "err", err)
 		os.Exit(1)
 	}
-	if opts.Dir != "" {
-		fmt.Fprintf(os.Stderr, "xstream-server: databases in %s (appendfsync %s)\n", opts.Dir, opts.AppendFsync)
-	} else {
-		fmt.Fprintln(os.Stderr, "xstream-server: databases in memory only")
-	}
-	fmt.Fprintln(os.Stderr, "xstream-server: listening on", srv.Addr())
 	var metrics *http.Server
 	if *metricsAddr != "" {
 		ln, err := net.Listen("tcp", *metricsAddr)
 		if err != nil {
-			fmt.Fprintln(os.Stderr, "xstream-server: -metrics-addr:", err)
+			log.Error("xstream-server: -metrics-addr", "err", err)
 			srv.Close()
 			os.Exit(1)
 		}
@@ -160,13 +166,13 @@ func main() {
 		mux.Handle("/metrics", srv.MetricsHandler())
 		metrics = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 		go metrics.Serve(ln)
-		fmt.Fprintf(os.Stderr, "xstream-server: metrics at http://%s/metrics\n", ln.Addr())
+		log.Info("xstream-server: serving metrics", "url", "http://"+ln.Addr().String()+"/metrics")
 	}
 	var kin *http.Server
 	if *kinesisAddr != "" {
 		ln, err := net.Listen("tcp", *kinesisAddr)
 		if err != nil {
-			fmt.Fprintln(os.Stderr, "xstream-server: -kinesis-addr:", err)
+			log.Error("xstream-server: -kinesis-addr", "err", err)
 			srv.Close()
 			os.Exit(1)
 		}
@@ -178,7 +184,7 @@ func main() {
 		kin.Protocols.SetUnencryptedHTTP2(true)
 		kin.RegisterOnShutdown(func() { h.Close() })
 		go kin.Serve(ln)
-		fmt.Fprintf(os.Stderr, "xstream-server: Kinesis API at http://%s\n", ln.Addr())
+		log.Info("xstream-server: serving the Kinesis API", "url", "http://"+ln.Addr().String())
 	}
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
@@ -192,7 +198,7 @@ func main() {
 		kin.Shutdown(ctx)
 	}
 	if err := srv.Shutdown(ctx); err != nil {
-		fmt.Fprintln(os.Stderr, "xstream-server: shutdown:", err)
+		log.Error("xstream-server: shutdown", "err", err)
 		os.Exit(1)
 	}
 }

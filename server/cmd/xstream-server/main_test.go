@@ -47,8 +47,10 @@ func TestKinesisAWSCLI(t *testing.T) {
 	go func() {
 		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {
-			if _, url, ok := strings.Cut(sc.Text(), "Kinesis API at "); ok {
-				endpoint <- url
+			if line := sc.Text(); strings.Contains(line, "serving the Kinesis API") {
+				if _, url, ok := strings.Cut(line, " url="); ok {
+					endpoint <- url
+				}
 			}
 		}
 	}()

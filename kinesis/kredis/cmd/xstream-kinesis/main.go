@@ -35,7 +35,7 @@ import (
 
 	"github.com/xstreamgo/xstream/kinesis"
 	"github.com/xstreamgo/xstream/kinesis/kredis"
-	xredis "github.com/xstreamgo/xstream/redis"
+	"github.com/xstreamgo/xstream/xredis"
 )
 
 func main() {

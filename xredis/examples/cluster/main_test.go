@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/xstreamgo/xstream"
-	xredis "github.com/xstreamgo/xstream/redis"
+	"github.com/xstreamgo/xstream/xredis"
 )
 
 // TestRun runs the example on the in-process DB, and on a cluster when

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	xredis "github.com/xstreamgo/xstream/redis"
 	"github.com/xstreamgo/xstream/server"
+	"github.com/xstreamgo/xstream/xredis"
 	"github.com/xstreamgo/xstream/xstreamtest"
 )
 

@@ -1,4 +1,4 @@
-module github.com/xstreamgo/xstream/redis
+module github.com/xstreamgo/xstream/xredis
 
 go 1.25.0
 

@@ -8,7 +8,7 @@ import (
 	"github.com/redis/rueidis"
 	"github.com/stretchr/testify/require"
 	"github.com/xstreamgo/xstream"
-	xredis "github.com/xstreamgo/xstream/redis"
+	"github.com/xstreamgo/xstream/xredis"
 )
 
 // TestErrors checks that Redis's error replies come back as the core's

@@ -9,7 +9,7 @@ import (
 
 	"github.com/redis/rueidis"
 	"github.com/xstreamgo/xstream"
-	xredis "github.com/xstreamgo/xstream/redis"
+	"github.com/xstreamgo/xstream/xredis"
 )
 
 // open returns the in-process DB without addresses, else an engine on

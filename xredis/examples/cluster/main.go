@@ -30,7 +30,7 @@ import (
 	"time"
 
 	"github.com/xstreamgo/xstream"
-	xredis "github.com/xstreamgo/xstream/redis"
+	"github.com/xstreamgo/xstream/xredis"
 )
 
 func main() {

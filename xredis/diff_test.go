@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/xstreamgo/xstream"
-	xredis "github.com/xstreamgo/xstream/redis"
+	"github.com/xstreamgo/xstream/xredis"
 )
 
 // TestDiffRandom runs the same random operation sequences, valid and not,

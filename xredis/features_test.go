@@ -6,7 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/xstreamgo/xstream"
-	xredis "github.com/xstreamgo/xstream/redis"
+	"github.com/xstreamgo/xstream/xredis"
 )
 
 // TestServerInfo checks what the engine finds out about each server at

@@ -12,7 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/xstreamgo/xstream"
-	xredis "github.com/xstreamgo/xstream/redis"
+	"github.com/xstreamgo/xstream/xredis"
 	"github.com/xstreamgo/xstream/xstreamtest"
 )
 
@@ -511,14 +511,14 @@ func TestShardedGroupsAcrossEngines(t *testing.T) {
 		done := goRead(func() ([]xstream.Record, error) {
 			return b.ReadGroup(ctx, "strict", "w2", xstream.ReadGroupArgs{Block: xstream.BlockForever})
 		})
-		n, err := a.Ack(bg(), "strict", xstream.RecordRef{ShardID: p0.ShardID, SequenceNumber: p0.SequenceNumber})
+		n, err := a.Ack(bg(), "strict", xstream.RecordRef(p0))
 		require.NoError(t, err)
 		require.Equal(t, int64(1), n)
 		pend, err := a.Pending(bg(), "strict")
 		require.NoError(t, err)
 		require.Len(t, pend, 1, "one parent still has a pending record")
 		require.Equal(t, p1.ShardID, pend[0].ShardID)
-		n, err = a.Ack(bg(), "strict", xstream.RecordRef{ShardID: p1.ShardID, SequenceNumber: p1.SequenceNumber})
+		n, err = a.Ack(bg(), "strict", xstream.RecordRef(p1))
 		require.NoError(t, err)
 		require.Equal(t, int64(1), n)
 		res := <-done
@@ -751,7 +751,7 @@ func TestShardedGroupCount(t *testing.T) {
 		ac, err := s.AutoClaim(bg(), "g", "c2", 0, xstream.RecordRef{ShardID: r.ShardID}, xstream.AutoClaimArgs{})
 		require.NoError(t, err)
 		require.Empty(t, ac.Records)
-		n, err := s.Ack(bg(), "g", xstream.RecordRef{ShardID: r.ShardID, SequenceNumber: r.SequenceNumber})
+		n, err := s.Ack(bg(), "g", xstream.RecordRef(r))
 		require.NoError(t, err)
 		require.Zero(t, n)
 	})

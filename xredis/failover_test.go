@@ -19,7 +19,7 @@ import (
 	"github.com/redis/rueidis"
 	"github.com/stretchr/testify/require"
 	"github.com/xstreamgo/xstream"
-	xredis "github.com/xstreamgo/xstream/redis"
+	"github.com/xstreamgo/xstream/xredis"
 )
 
 // The failover tests each start a Redis Cluster of their own, three

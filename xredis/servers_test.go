@@ -20,8 +20,8 @@ import (
 
 	"github.com/redis/rueidis"
 	"github.com/stretchr/testify/require"
-	xredis "github.com/xstreamgo/xstream/redis"
 	"github.com/xstreamgo/xstream/server"
+	"github.com/xstreamgo/xstream/xredis"
 )
 
 // The servers the tests run against, started once for the package (the

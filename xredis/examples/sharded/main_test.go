@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	xredis "github.com/xstreamgo/xstream/redis"
+	"github.com/xstreamgo/xstream/xredis"
 )
 
 // TestParts runs the parts of the example at once, as separate processes

@@ -5,7 +5,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/xstreamgo/xstream"
-	xredis "github.com/xstreamgo/xstream/redis"
+	"github.com/xstreamgo/xstream/xredis"
 )
 
 func TestSmoke(t *testing.T) {

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/xstreamgo/xstream"
-	xredis "github.com/xstreamgo/xstream/redis"
+	"github.com/xstreamgo/xstream/xredis"
 )
 
 // BenchmarkShardedPut compares Sharded.Put (routed by MD5 against the

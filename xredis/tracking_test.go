@@ -8,8 +8,8 @@ import (
 
 	"github.com/redis/rueidis"
 	"github.com/xstreamgo/xstream"
-	xredis "github.com/xstreamgo/xstream/redis"
 	"github.com/xstreamgo/xstream/server"
+	"github.com/xstreamgo/xstream/xredis"
 )
 
 // A rueidis client with its default options (client-side caching on, in

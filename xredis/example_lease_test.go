@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/xstreamgo/xstream"
-	xredis "github.com/xstreamgo/xstream/redis"
+	"github.com/xstreamgo/xstream/xredis"
 )
 
 // billing processes the records of one shard.

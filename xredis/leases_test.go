@@ -19,7 +19,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/xstreamgo/xstream"
-	xredis "github.com/xstreamgo/xstream/redis"
+	"github.com/xstreamgo/xstream/xredis"
 	"github.com/xstreamgo/xstream/xstreamtest"
 )
 
@@ -312,8 +312,10 @@ func TestLeaseWorkersAcrossProcesses(t *testing.T) {
 	}
 	killedFrom := time.Now().UnixNano()
 	require.NoError(t, workers[victim].cmd.Process.Signal(syscall.SIGKILL))
-	workers[victim].cmd.Wait()
+	// The output is read to its end before Wait, which closes the pipe
+	// and would drop what is still in it.
 	<-workers[victim].read
+	workers[victim].cmd.Wait()
 	killedTo := time.Now().UnixNano()
 	startWorker("w3")
 
@@ -394,8 +396,8 @@ func TestLeaseWorkersAcrossProcesses(t *testing.T) {
 	require.NoError(t, c.Do(bg(), c.B().Set().Key(wstop).Value("1").Build()).Error())
 	for id, p := range workers {
 		if id != victim {
+			<-p.read // all of it, before Wait closes the pipe
 			require.NoError(t, p.cmd.Wait(), "worker %s", id)
-			<-p.read
 		}
 	}
 

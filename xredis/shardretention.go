@@ -66,13 +66,12 @@ func (s *Sharded) expire(ctx context.Context, now int64) error {
 	if cutoff <= 0 {
 		return nil
 	}
-	var live, expiring []int
+	var expiring []int
 	var execs []rueidis.LuaExec
 	for n, sh := range m.doc.Shards {
 		if sh.State == xstream.ShardExpired {
 			continue
 		}
-		live = append(live, n)
 		execs = append(execs, rueidis.LuaExec{Keys: []string{s.streamKey(n), s.stateKey(n)}, Args: []string{itoa(cutoff)}})
 		if sh.State == xstream.ShardClosed && max(int64(sh.EndSeq.Ms), sh.Closed) < cutoff {
 			expiring = append(expiring, n)
