@@ -57,7 +57,8 @@
 // MAXDELIVER n DEADLETTER stream sets a group's dead-letter policy
 // (xstream.DeadLetterPolicy; MAXDELIVER 0 removes it), and XINFO GROUPS
 // then adds max-deliveries, dead-letter-stream and dead-lettered for that
-// group only. The README lists the commands and every known difference.
+// group only. docs/server-commands.md lists the commands and every known
+// difference.
 //
 // # Connections
 //

@@ -39,8 +39,8 @@
 // later, and Valkey), in the terms of xstream's API: where xstream's API
 // deliberately differs from a Redis command (a count of 0 means "no
 // limit"; a negative count, an Idle given with a Time, or Claim without IDs
-// is an ErrInvalidArgument error; see the README's "Differences from
-// Redis"), the suite asserts the API's meaning and an engine over Redis
+// is an ErrInvalidArgument error; see "Differences from Redis" in
+// docs/streams.md), the suite asserts the API's meaning and an engine over Redis
 // translates. Errors are checked with errors.Is against xstream's
 // sentinels, never by their text.
 //
