@@ -613,9 +613,19 @@ func TestFailoverSentinels(t *testing.T) {
 	_, err = e.Len(ctx, k("s"))
 	require.ErrorIs(t, err, context.DeadlineExceeded, "%v", err)
 	require.ErrorIs(t, err, xredis.ErrNotApplied, "%v", err)
-	ctx, cancel = context.WithTimeout(bg(), 300*time.Millisecond)
-	defer cancel()
-	_, err = e.Add(ctx, k("s"), xstream.AddArgs{}, xstream.Fields("c", "3")...)
+	// A write may still meet the dead connection first, which rueidis
+	// reports as EOF (an unknown outcome: the engine cannot tell that it
+	// was not sent); the next one is refused before it is sent.
+	for attempt := 0; ; attempt++ {
+		ctx, cancel = context.WithTimeout(bg(), 300*time.Millisecond)
+		_, err = e.Add(ctx, k("s"), xstream.AddArgs{}, xstream.Fields("c", "3")...)
+		cancel()
+		if attempt == 0 && errors.Is(err, xredis.ErrUnknownOutcome) && errors.Is(err, io.EOF) {
+			t.Logf("the first Add while the server is down met its dead connection: %v", err)
+			continue
+		}
+		break
+	}
 	require.ErrorIs(t, err, context.DeadlineExceeded, "%v", err)
 	require.ErrorIs(t, err, xredis.ErrNotApplied, "%v", err)
 
