@@ -94,7 +94,11 @@ type durable struct {
 	lock *wal.DirLock
 	j    *journal
 
-	snapMu   sync.Mutex // one snapshot or backup at a time; guards manifest
+	snapMu sync.Mutex // one snapshot or backup at a time
+	// manifest is the manifest on disk. A log rotation changes it when
+	// its writer switches segments (which may be a later flush, when the
+	// snapshot that asked for it failed), a snapshot when it is done.
+	manMu    sync.Mutex
 	manifest wal.Manifest
 	snapSize atomic.Int64 // bytes of the current snapshot
 

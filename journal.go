@@ -94,7 +94,7 @@ type journal struct {
 	// has written and synced the records before, and onRotate has run.
 	rot      *wal.Segment
 	split    int
-	onRotate func() error
+	onRotate func(base uint64) error
 
 	segBytes int64 // bytes committed to the newest segment, header included
 
@@ -335,7 +335,8 @@ func (j *journal) writeOut(sync bool) error {
 
 	wal.SealFrames(buf)
 	var err error
-	retry := false // err is a failed write: buf can be written again
+	retry := false   // err is a failed write: buf can be written again
+	rotated := false // the switch to rot is done
 	if rot != nil {
 		if _, err = seg.Write(buf[:split]); err != nil {
 			retry = seg.Err() == nil
@@ -349,10 +350,10 @@ func (j *journal) writeOut(sync bool) error {
 			err = rot.SyncCreated()
 		}
 		if err == nil && onRotate != nil {
-			err = onRotate()
+			err = onRotate(rot.Base())
 		}
 		if err == nil {
-			buf, seg = buf[split:], rot
+			buf, seg, rotated = buf[split:], rot, true
 			j.logSize.Store(0)
 			j.mu.Lock()
 			j.seg = rot
@@ -393,9 +394,15 @@ func (j *journal) writeOut(sync bool) error {
 		}
 	case retry:
 		// Nothing of buf reached the file: it goes back before the
-		// records committed meanwhile, with the rotation it held.
-		if rot != nil {
+		// records committed meanwhile, with the rotation it held if
+		// the switch is not done. A rotation asked for meanwhile
+		// splits the records committed meanwhile, which now follow
+		// buf.
+		switch {
+		case rot != nil && !rotated:
 			j.rot, j.split, j.onRotate = rot, split, onRotate
+		case j.rot != nil:
+			j.split += len(buf)
 		}
 		j.buf = append(buf, j.buf...)
 		j.over.Store(len(j.buf) >= maxBuffered)
@@ -450,7 +457,7 @@ func (j *journal) flush(sync bool) error {
 // which then runs onRotate (to record the new segment in the manifest)
 // before it writes any record to the new one. The caller then calls
 // writeOut, so that the switch is done when it returns.
-func (j *journal) rotate(create func(base uint64) (*wal.Segment, error), onRotate func() error) (uint64, error) {
+func (j *journal) rotate(create func(base uint64) (*wal.Segment, error), onRotate func(base uint64) error) (uint64, error) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.err != nil {

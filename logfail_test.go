@@ -3,6 +3,7 @@ package xstream
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"sync"
 	"syscall"
 	"testing"
@@ -386,6 +387,88 @@ func TestLogFailDuringSnapshot(t *testing.T) {
 	require.NoError(t, db.Flush())
 	require.NoError(t, db.Snapshot())
 	acked = append(acked, must(db.Add("s", AddArgs{}, Fields("n", "after")...)))
+	require.NoError(t, db.Close())
+	require.Equal(t, acked, reopenIDs(t, dir))
+}
+
+// A snapshot whose switch of log segments failed leaves the switch to
+// the flush that succeeds once the disk is back, which records the new
+// segment in the manifest: a second snapshot failing the same way then
+// lists it too, and a reopen before any snapshot is done replays every
+// segment in turn.
+func TestLogFailSnapshotSwitchedByFlush(t *testing.T) {
+	dir := t.TempDir()
+	var d diskFaults
+	db := openFaulty(t, dir, SyncNo, &d, WithAutoSnapshot(-1))
+	var acked []ID
+	add := func(n int) {
+		for i := range n {
+			acked = append(acked, must(db.Add("s", AddArgs{}, Fields("n", fmt.Sprint(i))...)))
+		}
+	}
+	for range 2 {
+		add(20)
+		d.inject(db) // the newest segment
+		d.set(syscall.ENOSPC, nil)
+		requireLogFailed(t, db.Snapshot(), "Snapshot")
+		d.set(nil, nil)
+		require.NoError(t, db.Flush(), "the disk is back: the switch is done")
+	}
+	add(5)
+	require.NoError(t, db.Close())
+	require.Equal(t, acked, reopenIDs(t, dir))
+}
+
+// A write that fails while a snapshot asks for a switch of log segments
+// goes back before the records committed meanwhile: the switch still
+// comes after the records committed before it, so the old segment gets
+// them all and the new one starts at the switch's record.
+func TestLogFailRotationDuringFailedWrite(t *testing.T) {
+	dir := t.TempDir()
+	db, err := Open(dir, WithSync(SyncNo), WithAutoSnapshot(-1))
+	require.NoError(t, err)
+	entered, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	j := db.dur.j
+	j.mu.Lock()
+	j.seg.SetFaults(&wal.Faults{Write: func(n int) (int, error) {
+		failed := false
+		once.Do(func() {
+			close(entered)
+			<-release
+			failed = true
+		})
+		if failed {
+			return n / 2, syscall.ENOSPC
+		}
+		return n, nil
+	}})
+	j.mu.Unlock()
+	var acked []ID
+	add := func(n int) {
+		for i := range n {
+			acked = append(acked, must(db.Add("s", AddArgs{}, Fields("n", fmt.Sprint(i))...)))
+		}
+	}
+	add(20)
+	flushed := make(chan error, 1)
+	go func() { flushed <- db.Flush() }()
+	<-entered // the write of the 20 records is in progress
+	add(10)
+	snapped := make(chan error, 1)
+	go func() { snapped <- db.Snapshot() }()
+	for pending := false; !pending; runtime.Gosched() {
+		j.mu.Lock()
+		pending = j.rot != nil
+		j.mu.Unlock()
+	}
+	add(5) // after the switch
+	close(release)
+	if err := <-flushed; err != nil { // nil when the background writer's write failed
+		requireLogFailed(t, err, "the Flush whose write failed")
+	}
+	require.NoError(t, <-snapped, "the snapshot writes the records again")
+	add(3)
 	require.NoError(t, db.Close())
 	require.Equal(t, acked, reopenIDs(t, dir))
 }

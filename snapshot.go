@@ -533,21 +533,29 @@ func (db *DB) Snapshot() error {
 // snapshotLocked takes a snapshot; the caller holds d.snapMu.
 func (db *DB) snapshotLocked() error {
 	d := db.dur
-	old := d.manifest
-	next := old
 	// The new segment is recorded in the manifest before any record is
 	// written to it: until the snapshot is done, both logs replay over
 	// the old snapshot. The listing and the switch happen under the DB's
 	// read lock, so that no stream is created or removed between them.
+	// The writer that switches segments records it (onRotate): when the
+	// switch fails here (a full disk), the flush that later succeeds
+	// does it, and the manifest then names the new segment.
 	db.mu.RLock()
 	base, empty := d.j.emptySegment()
 	var err error
 	if !empty {
 		base, err = d.j.rotate(func(base uint64) (*wal.Segment, error) {
-			next.Logs = append(append([]string(nil), old.Logs...), wal.SegmentName(base))
 			return wal.CreateSegmentUnsynced(d.dir, base)
-		}, func() error {
-			return wal.WriteManifest(d.dir, next)
+		}, func(base uint64) error {
+			d.manMu.Lock()
+			defer d.manMu.Unlock()
+			next := d.manifest
+			next.Logs = append(append([]string(nil), next.Logs...), wal.SegmentName(base))
+			if err := wal.WriteManifest(d.dir, next); err != nil {
+				return err
+			}
+			d.manifest = next
+			return nil
 		})
 	}
 	var objs listing
@@ -580,6 +588,9 @@ func (db *DB) snapshotLocked() error {
 		return err
 	}
 	done := wal.Manifest{Snapshot: name, Logs: []string{wal.SegmentName(base)}}
+	d.manMu.Lock()
+	defer d.manMu.Unlock()
+	next := d.manifest
 	if err := wal.WriteManifest(d.dir, done); err != nil {
 		return err
 	}
