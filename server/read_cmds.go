@@ -233,6 +233,11 @@ func (c *conn) runRead(r readCmd) (out []xstream.StreamEntries, dels [][]xstream
 		// counts as blocked; a SWAPDB since its DB was taken counts as
 		// one that came once it waited.
 		db := c.mustDB()
+		// "$" means the last ID of each stream now, when the read
+		// blocks: resolved at once, so that entries added before a
+		// SWAPDB's wake-up gets this goroutine to wait again still
+		// come after it (under load the wake-up can come after them).
+		r.pairs = resolveLast(db, r.pairs)
 		ctx, cancel := c.armRead()
 		stop := c.watch()
 		if h := c.srv.blockedHook.Load(); h != nil {
@@ -269,7 +274,6 @@ func (c *conn) runRead(r readCmd) (out []xstream.StreamEntries, dels [][]xstream
 				cancel()
 				break
 			}
-			r.pairs = resolveLast(db, r.pairs)
 			db = next
 		}
 		stop()
