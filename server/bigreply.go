@@ -49,9 +49,9 @@ func (c *conn) writeOut(n int, bufs ...[]byte) int {
 
 // holdReply reports whether the reply of the running call stays whole in
 // c.out rather than going out in pieces: that of a call that may have
-// changed a DB whose changes the next log barrier syncs (Server.deferSync),
-// so that it can still become MISCONF if the sync fails.
-func (c *conn) holdReply() bool { return c.callWrote != 0 && c.srv.deferSync }
+// changed a durable DB, whose log the next log barrier writes (under
+// always, syncs), so that it can still become MISCONF if that fails.
+func (c *conn) holdReply() bool { return c.callWrote != 0 && c.srv.durable }
 
 // sendNow writes c.out and then bufs to the client, in the middle of a
 // command's reply, and counts what of the reply went out.

@@ -75,16 +75,16 @@ type conn struct {
 	queuedDenyOOM bool
 	inExec        bool
 
-	// The DBs the commands since the last log barrier ran on, and those
-	// they may have changed (bit i: DB i), and the number of changing
-	// commands, for INFO's rdb_changes_since_last_save.
-	touched, wrote uint16
-	changes        int64
+	// The DBs the commands since the last log barrier ran on (bit i: DB
+	// i), and the number of changing commands, for INFO's
+	// rdb_changes_since_last_save.
+	touched uint16
+	changes int64
 	// callWrote: the DBs the command in call may have changed.
 	callWrote uint16
 	// writes are the replies in out, since the last log barrier, of the
-	// calls that may have changed a durable DB whose changes only the
-	// barrier syncs (Server.deferSync): those of the DBs whose sync fails
+	// calls that may have changed a durable DB, whose changes the barrier
+	// writes (under always, syncs): those of the DBs where that fails
 	// become MISCONF errors (conn.misconfWrites).
 	writes []writeSpan
 	// pending: the connection is in its event loop's list of those whose
@@ -516,12 +516,12 @@ func (c *conn) watch() (stop func()) {
 	// the wait, as Redis writes them before it blocks the client; their
 	// log first. The blocked command's DB stays noted for its own reply.
 	if c.writeErr == nil && c.replyStart > 0 {
-		touched, wrote := c.touched, c.wrote
+		touched := c.touched
 		if c.replyStart, c.writeErr = c.logBarrier(nil, c.replyStart); c.writeErr == nil {
 			_, c.writeErr = c.nc.Write(c.out[:c.replyStart])
 		}
 		c.written() // pushes go after a reply: none is past replyStart
-		c.touched, c.wrote = touched, wrote
+		c.touched = touched
 		if c.writeErr != nil {
 			c.cancel() // nothing more will be written: do not wait
 		}
@@ -711,23 +711,24 @@ func (c *conn) flushAfter(f *logFailures) error {
 // the barrier that the event loop made for this connection among others
 // (loop.flushPending): it does only the DBs f has not done.
 //
-// It returns where the replies end, moved when the barrier failed under
-// always: a call that may have changed a DB whose log could not be
-// synced then answers Redis's MISCONF error instead (misconfWrites), its
-// change in doubt, and the connection goes on (a read never returns a
-// change that is not on disk: the core fails it). Under everysec and no,
-// when writing the log of a DB these commands may have changed fails, it
-// returns the error and the connection closes without the replies, which
-// would acknowledge changes the log does not hold yet (the DB keeps them,
-// and writes them once the disk is back); later writes get MISCONF
-// (refuseWrite) until then.
+// It returns where the replies end, moved when the barrier failed: a
+// call that may have changed a DB whose log could not be written (under
+// always, synced) then answers Redis's MISCONF error instead
+// (misconfWrites), its change in doubt, and the connection goes on.
+// Under always a read never returns a change that is not on disk (the
+// core fails it). Under everysec and no the DB keeps the change in doubt
+// and writes it once the disk is back (reads show it, as Redis's do):
+// the MISCONF reply, unlike the reply the change would have had, does
+// not acknowledge what a kill -9 could lose, and unlike a closed
+// connection it does not make a client send the command again. Later
+// writes get MISCONF (refuseWrite) until the log is written again.
 func (c *conn) logBarrier(f *logFailures, upTo int) (int, error) {
 	if c.changes != 0 {
 		c.srv.changes.Add(c.changes)
 		c.changes = 0
 	}
-	touched, wrote := c.logDBs(), c.wrote
-	c.touched, c.wrote = 0, 0
+	touched := c.logDBs()
+	c.touched = 0
 	if !c.srv.durable {
 		return upTo, nil
 	}
@@ -735,14 +736,7 @@ func (c *conn) logBarrier(f *logFailures, upTo int) (int, error) {
 		f = new(logFailures)
 	}
 	c.swaps = c.srv.logBarrier(f, touched, c.swaps)
-	if c.srv.deferSync {
-		return c.misconfWrites(f, upTo), nil
-	}
-	if failed := f.dbs & wrote; failed != 0 {
-		i := bits.TrailingZeros16(failed)
-		return upTo, &logError{db: i, err: f.errs[i]}
-	}
-	return upTo, nil
+	return c.misconfWrites(f, upTo), nil
 }
 
 // logDBs returns the DBs whose log the barrier before c's replies
@@ -820,9 +814,9 @@ func (c *conn) dropWrites(n int) {
 
 // misconfWrites replaces in c.out[:upTo], after barrier f, the reply of
 // each call in writes that may have changed a DB whose log could not be
-// synced by Redis's MISCONF error: under always no reply acknowledges a
-// change that is not on disk, and the change is in doubt, as for a call
-// that fails (see xstream.DB.Err). It forgets those writes (the replies
+// written (under always, synced) by Redis's MISCONF error: no reply
+// acknowledges a change that the policy does not keep yet, and the change
+// is in doubt, as for a call that fails (see xstream.DB.Err). It forgets those writes (the replies
 // up to upTo are about to go out), moves the offsets into c.out that
 // follow what it replaced (replyStart, cmdStart, the writes after upTo),
 // and returns where c.out[:upTo] ends now.
@@ -868,17 +862,6 @@ func (c *conn) misconfWrites(f *logFailures, upTo int) int {
 	}
 	return upTo + delta
 }
-
-// logError is the error of a DB's log that closes a connection.
-type logError struct {
-	db  int
-	err error
-}
-
-func (e *logError) Error() string {
-	return fmt.Sprintf("xstream server: database %d: writing the log: %v", e.db, e.err)
-}
-func (e *logError) Unwrap() error { return e.err }
 
 // Reply helpers.
 

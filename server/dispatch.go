@@ -261,7 +261,7 @@ func (c *conn) call(cmd *command, args [][]byte) {
 	} else {
 		cmd.fn(c, args)
 	}
-	if c.callWrote != 0 && c.srv.deferSync {
+	if c.callWrote != 0 && c.srv.durable {
 		c.noteReply(c.cmdStart)
 	}
 	c.callWrote = outer
@@ -288,7 +288,6 @@ func (c *conn) call(cmd *command, args [][]byte) {
 // (bit i: DB i), for the log barrier before its reply (logBarrier).
 func (c *conn) noteWrites(mask uint16) {
 	c.touched |= mask
-	c.wrote |= mask
 	c.callWrote |= mask
 }
 

@@ -1,9 +1,7 @@
 package server
 
 import (
-	"errors"
 	"fmt"
-	"io"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -122,14 +120,20 @@ func failingServer(t *testing.T, policy xstream.SyncPolicy, loops int) (*Server,
 	return srv, fail
 }
 
-// Under always, when the barrier of a DB fails, the reply of each write
-// to that DB before it becomes MISCONF, whole, also inside EXEC and for
-// a reply too large to be gathered otherwise; the replies of other
-// commands, and of writes to other DBs, go out as they were, and the
-// connection goes on.
+// Under always and everysec, when the barrier of a DB fails, the reply
+// of each write to that DB before it becomes MISCONF, whole, also inside
+// EXEC and for a reply too large to be gathered otherwise; the replies of
+// other commands, and of writes to other DBs, go out as they were, and
+// the connection goes on.
 func TestLogBarrierMisconf(t *testing.T) {
+	for _, policy := range []xstream.SyncPolicy{xstream.SyncAlways, xstream.SyncEverySecond} {
+		t.Run(policy.String(), func(t *testing.T) { testLogBarrierMisconf(t, policy) })
+	}
+}
+
+func testLogBarrierMisconf(t *testing.T, policy xstream.SyncPolicy) {
 	eachLoops(t, func(t *testing.T, loops int) {
-		srv, fail := failingServer(t, xstream.SyncAlways, loops)
+		srv, fail := failingServer(t, policy, loops)
 		rc := dialRaw(t, srv.Addr())
 		big := strings.Repeat("v", 400<<10)
 		for range 4 {
@@ -354,9 +358,10 @@ func TestLogBarrierOnePerPass(t *testing.T) {
 }
 
 // Under everysec, when the barrier of a DB fails, a connection whose
-// commands changed it closes without its replies (they would acknowledge
-// changes the log does not hold yet); one that only read gets its
-// replies.
+// commands changed it gets MISCONF for them (their replies would
+// acknowledge changes the log does not hold yet) and stays open; one
+// that only read gets its replies; the change in doubt stays in the DB,
+// which writes it once the log works again.
 func TestLogBarrierEverysecFails(t *testing.T) {
 	eachLoops(t, func(t *testing.T, loops int) {
 		srv, fail := failingServer(t, xstream.SyncEverySecond, loops)
@@ -368,8 +373,8 @@ func TestLogBarrierEverysecFails(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			writer.send([][]string{{"XADD", "s", "*", "n", "1"}})
-			if r, err := writer.read(); !errors.Is(err, io.EOF) {
-				t.Errorf("the writer got %v, %v; want the connection closed", r, err)
+			if r, err := writer.read(); err != nil || r.kind != '-' || r.s != misconfNoSpace {
+				t.Errorf("the writer got %v, %v; want %s", r, err, misconfNoSpace)
 			}
 		}()
 		go func() {
@@ -380,5 +385,12 @@ func TestLogBarrierEverysecFails(t *testing.T) {
 			}
 		}()
 		wg.Wait()
+		fail.Store(false)
+		if r := writer.do(t, "XLEN", "s"); r.kind != ':' || r.n != 2 {
+			t.Fatalf("XLEN once the log works: %s; the change in doubt stays", brief(r))
+		}
+		if r := writer.do(t, "XADD", "s", "*", "n", "2"); r.kind != '$' {
+			t.Fatalf("XADD once the log works: %s", brief(r))
+		}
 	})
 }
