@@ -20,7 +20,8 @@ import (
 // to the hypervisor. Under unpipelined requests from 50 clients
 // (redis-benchmark -c 50) the server then made 0.019-0.096 context
 // switches a request against 0.090-0.126 without the spin, and served
-// 1.04x Redis's XADDs a second (BENCHMARKS.md, "The loop spins before it sleeps").
+// 1.04x Redis's XADDs a second (BENCHMARKS.md, "redis-benchmark against
+// redis-server").
 //
 // The rule is that a spin of spinFor would have caught the last event:
 // a spin goes on while spins find events, and stops after a wait that

@@ -8,12 +8,12 @@ import (
 )
 
 // The stream commands miniredis (v2.40.0, the version of go.mod) answers
-// otherwise than Redis, and xstream as Redis: the README's "Switching from
-// miniredis" lists these cases, and only these. Each case runs on the
+// otherwise than Redis, and xstream as Redis: docs/server.md's "Switching
+// from miniredis" lists these cases, and only these. Each case runs on the
 // xstream server and on miniredis, and on the real Redis too when one
 // runs (see TestMain): xstream's reply and Redis's must be want, and
 // miniredis's must not. When a newer miniredis gets one right, its case
-// fails here: take it out of this test and out of the README.
+// fails here: take it out of this test and out of docs/server.md.
 func TestMiniredisDifferences(t *testing.T) {
 	cases := []struct {
 		name  string
@@ -121,7 +121,7 @@ func TestMiniredisDifferences(t *testing.T) {
 			mr := miniredis.RunT(t)
 			mr.SetTime(now)
 			if got := run(mr.Addr(), mr.FastForward); got == tc.want {
-				t.Errorf("miniredis now answers %q as Redis (%s): take the case out of this test and of README's list", tc.probe, got)
+				t.Errorf("miniredis now answers %q as Redis (%s): take the case out of this test and of docs/server.md's list", tc.probe, got)
 			} else {
 				t.Logf("miniredis %q: %s", tc.probe, got)
 			}

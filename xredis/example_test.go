@@ -43,7 +43,7 @@ func work(ctx context.Context, e xstream.Engine) error {
 	}
 }
 
-// The program of the README's "When one process is not enough".
+// The program of docs/redis-engine.md's "From one process to many".
 func Example() {
 	ctx := context.Background()
 	e, err := open(ctx, []string{"127.0.0.1:7000", "127.0.0.1:7001", "127.0.0.1:7002"})
