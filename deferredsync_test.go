@@ -24,10 +24,7 @@ func testDeferredSync(t *testing.T) {
 	var d diskFaults
 	db := openFaulty(t, dir, SyncAlways, &d, WithDeferredSync())
 	j := db.dur.j
-	var ids []ID
-	for i := range 100 {
-		ids = append(ids, must(db.Add("s", AddArgs{}, Fields("n", fmt.Sprint(i))...)))
-	}
+	ids := addNumbered(db, 100)
 	require.NoError(t, db.CreateGroup("s", "g", "0", GroupOptions{}))
 	require.Zero(t, j.syncs.Load(), "no call waited for a sync")
 	require.LessOrEqual(t, j.synced.Load(), j.last(), "the changes are not on disk yet")

@@ -100,6 +100,16 @@ func requireKept(t *testing.T, got, want []ID) {
 	}
 }
 
+// addNumbered adds n entries "n" 0 … n-1 to the stream "s" of db and
+// returns their IDs.
+func addNumbered(db *DB, n int) []ID {
+	ids := make([]ID, 0, n)
+	for i := range n {
+		ids = append(ids, must(db.Add("s", AddArgs{}, Fields("n", fmt.Sprint(i))...)))
+	}
+	return ids
+}
+
 // requireLogFailed checks that err is the log's failure, wrapping ENOSPC.
 func requireLogFailed(t *testing.T, err error, what string) {
 	t.Helper()
@@ -195,10 +205,7 @@ func TestLogFailSyncAlwaysClose(t *testing.T) {
 	dir := t.TempDir()
 	var d diskFaults
 	db := openFaulty(t, dir, SyncAlways, &d)
-	var acked []ID
-	for i := range 5 {
-		acked = append(acked, must(db.Add("s", AddArgs{}, Fields("n", fmt.Sprint(i))...)))
-	}
+	acked := addNumbered(db, 5)
 	d.set(syscall.ENOSPC, nil)
 	for range 3 {
 		_, err := db.Add("s", AddArgs{}, Fields("n", "lost")...)
@@ -377,10 +384,7 @@ func TestLogFailDuringSnapshot(t *testing.T) {
 	dir := t.TempDir()
 	var d diskFaults
 	db := openFaulty(t, dir, SyncEverySecond, &d)
-	var acked []ID
-	for i := range 50 {
-		acked = append(acked, must(db.Add("s", AddArgs{}, Fields("n", fmt.Sprint(i))...)))
-	}
+	acked := addNumbered(db, 50)
 	d.set(syscall.ENOSPC, nil)
 	requireLogFailed(t, db.Snapshot(), "Snapshot")
 	d.set(nil, nil)
@@ -401,11 +405,7 @@ func TestLogFailSnapshotSwitchedByFlush(t *testing.T) {
 	var d diskFaults
 	db := openFaulty(t, dir, SyncNo, &d, WithAutoSnapshot(-1))
 	var acked []ID
-	add := func(n int) {
-		for i := range n {
-			acked = append(acked, must(db.Add("s", AddArgs{}, Fields("n", fmt.Sprint(i))...)))
-		}
-	}
+	add := func(n int) { acked = append(acked, addNumbered(db, n)...) }
 	for range 2 {
 		add(20)
 		d.inject(db) // the newest segment
@@ -445,11 +445,7 @@ func TestLogFailRotationDuringFailedWrite(t *testing.T) {
 	}})
 	j.mu.Unlock()
 	var acked []ID
-	add := func(n int) {
-		for i := range n {
-			acked = append(acked, must(db.Add("s", AddArgs{}, Fields("n", fmt.Sprint(i))...)))
-		}
-	}
+	add := func(n int) { acked = append(acked, addNumbered(db, n)...) }
 	add(20)
 	flushed := make(chan error, 1)
 	go func() { flushed <- db.Flush() }()
