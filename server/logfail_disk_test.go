@@ -67,18 +67,26 @@ func TestLogFailDiskFullRecovers(t *testing.T) {
 
 			srv = RunTWith(t, Options{Dir: dir, AppendFsync: policy})
 			rc = dialRaw(t, srv.Addr())
-			got := map[string]bool{}
-			for _, e := range rc.do(t, "XRANGE", "s", "-", "+").kids {
-				got[e.kids[0].s] = true
-			}
-			for _, id := range acked {
-				if !got[id] {
-					t.Fatalf("acknowledged entry %s lost (%d of %d acknowledged found)", id, len(got), len(acked))
-				}
-			}
-			t.Logf("%s: %d acknowledged, %d kept", policy, len(acked), len(got))
+			kept := requireKeptIDs(t, rc, acked)
+			t.Logf("%s: %d acknowledged, %d kept", policy, len(acked), kept)
 		})
 	}
+}
+
+// requireKeptIDs checks that the stream s read on rc has every entry of
+// acked, and returns how many entries it has.
+func requireKeptIDs(t *testing.T, rc *rawConn, acked []string) int {
+	t.Helper()
+	got := map[string]bool{}
+	for _, e := range rc.do(t, "XRANGE", "s", "-", "+").kids {
+		got[e.kids[0].s] = true
+	}
+	for _, id := range acked {
+		if !got[id] {
+			t.Fatalf("acknowledged entry %s lost (%d of %d acknowledged found)", id, len(got), len(acked))
+		}
+	}
+	return len(got)
 }
 
 // addUntilRefused sends XADDs of 1 KiB entries to the stream s on rc
