@@ -36,6 +36,8 @@ func TestDurableBackend(t *testing.T) {
 	require.NoError(t, err)
 	_, err = c.IncreaseStreamRetentionPeriod(ctx, &awsk.IncreaseStreamRetentionPeriodInput{StreamName: aws.String("d"), RetentionPeriodHours: aws.Int32(48)})
 	require.NoError(t, err)
+	reg, err := c.RegisterStreamConsumer(ctx, &awsk.RegisterStreamConsumerInput{StreamARN: aws.String("arn:aws:kinesis:us-east-1:000000000000:stream/d"), ConsumerName: aws.String("fan")})
+	require.NoError(t, err)
 	require.NoError(t, db.Close())
 
 	c, db = open()
@@ -47,6 +49,10 @@ func TestDurableBackend(t *testing.T) {
 	tags, err := c.ListTagsForStream(ctx, &awsk.ListTagsForStreamInput{StreamName: aws.String("d")})
 	require.NoError(t, err)
 	require.Equal(t, []types.Tag{{Key: aws.String("team"), Value: aws.String("a")}}, tags.Tags)
+	cons, err := c.ListStreamConsumers(ctx, &awsk.ListStreamConsumersInput{StreamARN: aws.String("arn:aws:kinesis:us-east-1:000000000000:stream/d")})
+	require.NoError(t, err)
+	require.Len(t, cons.Consumers, 1)
+	require.Equal(t, *reg.Consumer.ConsumerARN, *cons.Consumers[0].ConsumerARN)
 	it, err := c.GetShardIterator(ctx, &awsk.GetShardIteratorInput{StreamName: aws.String("d"), ShardId: put.ShardId,
 		ShardIteratorType: types.ShardIteratorTypeAtSequenceNumber, StartingSequenceNumber: put.SequenceNumber})
 	require.NoError(t, err)

@@ -136,7 +136,7 @@ func (h *Handler) position(ctx context.Context, name, shardArg, typ string, star
 	switch {
 	case errors.Is(err, xstream.ErrShardNotFound), errors.Is(err, xstream.ErrShardExpired):
 		return nil, h.shardMissing(name, shardID)
-	case errors.Is(err, xstream.ErrInvalidArgument), errors.Is(err, xstream.ErrInvalidID):
+	case startSeq != nil && (errors.Is(err, xstream.ErrInvalidArgument) || errors.Is(err, xstream.ErrInvalidID)):
 		return nil, clientErr(typeInvalidArgument, "StartingSequenceNumber %s used in %s on shard %s in stream %s under account %s is invalid because it did not come from this stream.",
 			*startSeq, op, shardID, name, h.cfg.account)
 	case err != nil:
@@ -190,9 +190,9 @@ func (h *Handler) getRecords(ctx context.Context, in *getRecordsIn) (any, *apiEr
 		return nil, errInvalidIterator
 	}
 	now := h.nowMs()
-	if now-it.issued > h.cfg.iteratorTTL.Milliseconds() {
+	if now-it.issued > IteratorTTL.Milliseconds() {
 		return nil, clientErr(typeExpiredIterator, "Iterator expired. The iterator was created at time %s while right now it is %s which is further in the future than the tolerated delay of %d milliseconds.",
-			amzTime(it.issued), amzTime(now), h.cfg.iteratorTTL.Milliseconds())
+			amzTime(it.issued), amzTime(now), IteratorTTL.Milliseconds())
 	}
 	shardID := shardName(it.shard)
 	eng, m, e := h.readable(ctx, it.stream)
@@ -202,7 +202,33 @@ func (h *Handler) getRecords(ctx context.Context, in *getRecordsIn) (any, *apiEr
 		}
 		return nil, e
 	}
-	res, err := eng.GetRecords(ctx, it.engine, limit)
+	read, e := h.readShard(ctx, eng, it.stream, it.shard, it.engine, limit)
+	if e != nil {
+		return nil, e
+	}
+	out := getRecordsOut{Records: read.records, MillisBehindLatest: read.millisBehind, ChildShards: read.children}
+	if read.next != "" {
+		out.NextShardIterator = shardIter{issued: now, created: it.created, stream: it.stream, shard: it.shard, engine: read.next}.String()
+	}
+	return out, nil
+}
+
+// shardRead is what readShard read.
+type shardRead struct {
+	records      []recordOut
+	next         string // the engine's iterator after records; "" at a CLOSED shard's end
+	millisBehind int64
+	children     []childShardOut // at a CLOSED shard's end
+}
+
+// readShard reads up to limit records of the shard numbered shard of the
+// stream name at the engine's iterator engIt, for GetRecords and
+// SubscribeToShard: from the oldest record kept when retention dropped
+// those at engIt, as Kinesis does, and no more than maxGetBytes of Data
+// (with one record at least).
+func (h *Handler) readShard(ctx context.Context, eng xstream.ShardedEngine, name string, shard int, engIt string, limit int) (shardRead, *apiError) {
+	shardID := shardName(shard)
+	res, err := eng.GetRecords(ctx, engIt, limit)
 	if errors.Is(err, xstream.ErrPastTrimHorizon) {
 		var hz string
 		if hz, err = eng.GetShardIterator(ctx, shardID, xstream.IteratorArgs{Type: xstream.TrimHorizon}); err == nil {
@@ -211,11 +237,11 @@ func (h *Handler) getRecords(ctx context.Context, in *getRecordsIn) (any, *apiEr
 	}
 	switch {
 	case errors.Is(err, xstream.ErrShardNotFound), errors.Is(err, xstream.ErrShardExpired):
-		return nil, h.shardMissing(it.stream, shardID)
+		return shardRead{}, h.shardMissing(name, shardID)
 	case err != nil:
-		return nil, h.engineErr(it.stream, err)
+		return shardRead{}, h.engineErr(name, err)
 	}
-	out := getRecordsOut{Records: make([]recordOut, 0, len(res.Records)), MillisBehindLatest: res.MillisBehindLatest}
+	records := make([]recordOut, 0, len(res.Records))
 	size := 0
 	for i, r := range res.Records {
 		data := recordData(r.Fields)
@@ -224,26 +250,21 @@ func (h *Handler) getRecords(ctx context.Context, in *getRecordsIn) (any, *apiEr
 			last := res.Records[i-1].SequenceNumber
 			next, err := eng.GetShardIterator(ctx, shardID, xstream.IteratorArgs{Type: xstream.AfterSequenceNumber, SequenceNumber: last.String()})
 			if err != nil {
-				return nil, h.engineErr(it.stream, err)
+				return shardRead{}, h.engineErr(name, err)
 			}
 			res.NextShardIterator, res.ChildShards = next, nil
-			res.MillisBehindLatest = max(now-int64(r.SequenceNumber.Ms), 0)
+			res.MillisBehindLatest = max(h.nowMs()-int64(r.SequenceNumber.Ms), 0)
 			break
 		}
-		seq, ok := encodeSeq(it.shard, r.SequenceNumber)
+		seq, ok := encodeSeq(shard, r.SequenceNumber)
 		if !ok {
 			_, err := seqString(r.ShardID, r.SequenceNumber)
-			return nil, internal(err)
+			return shardRead{}, internal(err)
 		}
-		out.Records = append(out.Records, recordOut{SequenceNumber: seqText{seq}, ApproximateArrivalTimestamp: stamp{time.UnixMilli(int64(r.SequenceNumber.Ms))},
+		records = append(records, recordOut{SequenceNumber: seqText{seq}, ApproximateArrivalTimestamp: stamp{time.UnixMilli(int64(r.SequenceNumber.Ms))},
 			Data: data, PartitionKey: r.PartitionKey})
 	}
-	out.MillisBehindLatest = res.MillisBehindLatest
-	if res.NextShardIterator != "" {
-		out.NextShardIterator = shardIter{issued: now, created: it.created, stream: it.stream, shard: it.shard, engine: res.NextShardIterator}.String()
-	}
-	out.ChildShards = childShardsOf(res.ChildShards)
-	return out, nil
+	return shardRead{records: records, next: res.NextShardIterator, millisBehind: res.MillisBehindLatest, children: childShardsOf(res.ChildShards)}, nil
 }
 
 func childShardsOf(cs []xstream.ChildShard) []childShardOut {

@@ -13,8 +13,6 @@ type config struct {
 	shardLimit  int
 	account     string
 	region      string
-	iteratorTTL time.Duration
-	maxBody     int64
 	cacheTTL    time.Duration
 }
 
@@ -37,7 +35,7 @@ const (
 
 func newConfig(opts []Option) config {
 	c := config{clock: time.Now, shardLimit: DefaultShardLimit, account: DefaultAccount, region: DefaultRegion,
-		iteratorTTL: IteratorTTL, maxBody: maxRequestBytes, cacheTTL: time.Second}
+		cacheTTL: time.Second}
 	for _, o := range opts {
 		o(&c)
 	}

@@ -61,7 +61,7 @@ func (h *Handler) putRecord(ctx context.Context, in *putRecordIn) (any, *apiErro
 	if in.ExplicitHashKey != nil {
 		args.ExplicitHashKey = *in.ExplicitHashKey
 	}
-	res, err := eng.Put(ctx, *in.PartitionKey, args, xstream.Field{Name: dataField, Value: string(*in.Data)})
+	res, err := eng.Put(ctx, *in.PartitionKey, args, xstream.Field{Name: dataField, Value: bytesString(*in.Data)})
 	if err != nil {
 		return nil, h.engineErr(name, err)
 	}
@@ -164,16 +164,20 @@ func (h *Handler) putRecords(ctx context.Context, in *putRecordsIn) (any, *apiEr
 	}
 	out := putRecordsOut{Records: make([]putRecordsResult, len(res))}
 	for i, r := range res {
-		if r.Err == nil {
-			seq, err := seqString(r.ShardID, r.SequenceNumber)
-			if err == nil {
-				out.Records[i] = putRecordsResult{SequenceNumber: seq, ShardId: r.ShardID}
-				continue
-			}
-			r.Err = err
+		var e *apiError
+		if r.Err != nil {
+			e = h.engineErr(name, r.Err)
+		} else if seq, err := seqString(r.ShardID, r.SequenceNumber); err != nil {
+			// The record is kept, but its ID has no sequence number:
+			// reported failed, as Kinesis may report a record it kept
+			// (a retry then puts it twice).
+			e = internal(err)
+		} else {
+			out.Records[i] = putRecordsResult{SequenceNumber: seq, ShardId: r.ShardID}
+			continue
 		}
 		out.FailedRecordCount++
-		out.Records[i] = putRecordsResult{ErrorCode: typeInternalFailure, ErrorMessage: "Internal service failure."}
+		out.Records[i] = putRecordsResult{ErrorCode: e.Type, ErrorMessage: e.Message}
 	}
 	return out, nil
 }

@@ -138,8 +138,8 @@ func (h *Handler) listShards(ctx context.Context, in *listShardsIn) (any, *apiEr
 		if tok, ok = parseShardsToken(*in.NextToken); !ok {
 			return nil, clientErr(typeInvalidArgument, "Invalid ShardId in NextToken: %s", *in.NextToken)
 		}
-		if h.nowMs()-tok.issued > h.cfg.iteratorTTL.Milliseconds() {
-			return nil, clientErr("ExpiredNextTokenException", "The timestamp of the NextToken has expired: it is valid for %d milliseconds.", h.cfg.iteratorTTL.Milliseconds())
+		if h.nowMs()-tok.issued > IteratorTTL.Milliseconds() {
+			return nil, clientErr("ExpiredNextTokenException", "The timestamp of the NextToken has expired: it is valid for %d milliseconds.", IteratorTTL.Milliseconds())
 		}
 	} else {
 		name, e := h.nameOf(&in.streamRef)

@@ -225,27 +225,19 @@ func (h *Handler) pump(ctx context.Context, w http.ResponseWriter, rc *http.Resp
 	defer tick.Stop()
 	var buf []byte
 	for {
-		res, err := p.eng.GetRecords(ctx, it, 10000)
-		if err != nil {
+		read, e := h.readShard(ctx, p.eng, p.name, p.shard, it, 10000)
+		if e != nil {
 			if ctx.Err() == nil {
-				w.Write(appendException(nil, enc, h.engineErr(p.name, err)))
+				w.Write(appendException(nil, enc, e))
 				rc.Flush()
 			}
 			return
 		}
-		if len(res.Records) > 0 || res.NextShardIterator == "" || time.Since(lastSent) >= subscriptionBeat {
-			ev := subscribeEvent{Records: make([]recordOut, 0, len(res.Records)), MillisBehindLatest: res.MillisBehindLatest,
-				ChildShards: childShardsOf(res.ChildShards)}
-			for _, r := range res.Records {
-				seq, ok := encodeSeq(p.shard, r.SequenceNumber)
-				if !ok {
-					continue
-				}
-				cont = seq
-				ev.Records = append(ev.Records, recordOut{SequenceNumber: seqText{seq}, ApproximateArrivalTimestamp: stamp{time.UnixMilli(int64(r.SequenceNumber.Ms))},
-					Data: recordData(r.Fields), PartitionKey: r.PartitionKey})
+		if len(read.records) > 0 || read.next == "" || time.Since(lastSent) >= subscriptionBeat {
+			if n := len(read.records); n > 0 {
+				cont = read.records[n-1].SequenceNumber.n
 			}
-			ev.ContinuationSequenceNumber = seqText{cont}
+			ev := subscribeEvent{Records: read.records, ContinuationSequenceNumber: seqText{cont}, MillisBehindLatest: read.millisBehind, ChildShards: read.children}
 			payload, err := encodeBody(enc, ev)
 			if err != nil {
 				return
@@ -257,10 +249,10 @@ func (h *Handler) pump(ctx context.Context, w http.ResponseWriter, rc *http.Resp
 			rc.Flush()
 			lastSent = time.Now()
 		}
-		if res.NextShardIterator == "" || h.nowMs() >= end {
+		if read.next == "" || h.nowMs() >= end {
 			return
 		}
-		it = res.NextShardIterator
+		it = read.next
 		select {
 		case <-ctx.Done():
 			return
