@@ -41,6 +41,11 @@ type Lease struct {
 // a hash of its server (xredis.Sharded.LeaseTable). Another store can
 // implement it: each method must be atomic, and UpdateLease a
 // compare-and-set on the counter.
+//
+// Besides a lease per shard, the workers keep an entry per worker in the
+// table, its ID prefixed by "worker:" (renewed as leases are, with no
+// checkpoint), by which they count the live workers: Leases returns
+// those too, and a table must take such IDs.
 type LeaseTable interface {
 	// Leases returns every lease of the table, by shard ID.
 	Leases(ctx context.Context) ([]Lease, error)

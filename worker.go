@@ -21,7 +21,8 @@ import (
 // a lease whose counter another worker has seen unchanged for a
 // LeaseDuration is abandoned, and any worker may take it. Workers balance
 // the leases: each takes up to its fair share, ceil(leases / workers),
-// counting the workers that hold a live lease and itself; below it, it
+// counting the live workers (each keeps an entry "worker:ID" in the
+// table, see LeaseTable) and itself; below it, it
 // takes abandoned or free leases first, and else steals one lease per
 // scan from the most loaded worker, when that one holds at least two
 // more than it does.
@@ -189,17 +190,19 @@ func NewWorker(e ShardedEngine, t LeaseTable, newProc func(shardID string) Shard
 		opt.IdleWait = DefaultIdleWait
 	}
 	switch {
-	case opt.LeaseDuration < 0 || opt.RenewPeriod <= 0 || opt.RenewPeriod >= opt.LeaseDuration:
+	case opt.LeaseDuration < 0:
+		return nil, errorf(ErrInvalidArgument, "worker: LeaseDuration must be > 0, got %s", opt.LeaseDuration)
+	case opt.RenewPeriod <= 0 || opt.RenewPeriod >= opt.LeaseDuration:
 		return nil, errorf(ErrInvalidArgument, "worker: RenewPeriod %s must be > 0 and shorter than LeaseDuration %s", opt.RenewPeriod, opt.LeaseDuration)
 	case opt.BatchSize < 0 || opt.BatchSize > maxGetRecords:
 		return nil, errorf(ErrInvalidArgument, "worker: BatchSize must be from 1 to %d, got %d", maxGetRecords, opt.BatchSize)
 	case opt.IdleWait < 0:
 		return nil, errorf(ErrInvalidArgument, "worker: IdleWait must be >= 0, got %s", opt.IdleWait)
 	}
-	var seed [16]byte
+	var seed [32]byte
 	rand.Read(seed[:])
 	return &Worker{e: e, t: t, newProc: newProc, opt: opt, held: map[string]*holding{},
-		rng: mrand.New(mrand.NewChaCha8(([32]byte)(append(seed[:], seed[:]...))))}, nil
+		rng: mrand.New(mrand.NewChaCha8(seed))}, nil
 }
 
 // ID returns the worker's ID, its name in the lease table.
@@ -703,31 +706,38 @@ func (h *holding) writeLocked(ctx context.Context, l Lease) error {
 }
 
 // renew renews the lease; a lease that cannot be renewed within its
-// duration is lost.
+// duration is lost. A failure other than ErrLeaseLost goes to OnError,
+// after h.mu is released (OnError may call Shards).
 func (h *holding) renew(ctx context.Context) {
 	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.lost || h.ended {
-		return
+	var err error
+	if !h.lost && !h.ended {
+		err = h.writeLocked(ctx, h.lease)
 	}
-	if err := h.writeLocked(ctx, h.lease); err != nil && !errors.Is(err, ErrLeaseLost) {
-		h.w.report(h.id, err)
-	}
+	h.mu.Unlock()
+	h.reportWrite(err)
 }
 
 // release gives the lease up, for another worker to take at once.
 func (h *holding) release(ctx context.Context) {
 	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.lost || h.ended {
-		return
+	var err error
+	if !h.lost && !h.ended {
+		l := h.lease
+		l.Owner = ""
+		err = h.writeLocked(ctx, l)
+		h.lost = true
 	}
-	l := h.lease
-	l.Owner = ""
-	if err := h.writeLocked(ctx, l); err != nil && !errors.Is(err, ErrLeaseLost) {
+	h.mu.Unlock()
+	h.reportWrite(err)
+}
+
+// reportWrite reports the failure of a write of the lease other than
+// ErrLeaseLost (which the holding handles) to OnError.
+func (h *holding) reportWrite(err error) {
+	if err != nil && !errors.Is(err, ErrLeaseLost) {
 		h.w.report(h.id, err)
 	}
-	h.lost = true
 }
 
 // valid reports whether the worker may process the shard now.

@@ -858,3 +858,57 @@ func TestLeaseWorkersCheckpointKept(t *testing.T) {
 		require.Equal(t, xstream.Checkpoint{ShardID: r.ShardID, SequenceNumber: r.SequenceNumber}, ls[0].Checkpoint)
 	})
 }
+
+// failingRenewals is a lease table whose UpdateLease of a shard's lease
+// fails with a plain error once one succeeded: the worker takes the
+// lease, then cannot renew it. (The workers' own entries, "worker:…",
+// are updated as usual.)
+type failingRenewals struct {
+	xstream.LeaseTable
+	ok atomic.Bool
+}
+
+var errRenew = errors.New("renewal failed")
+
+func (f *failingRenewals) UpdateLease(ctx context.Context, l xstream.Lease) (xstream.Lease, error) {
+	if !strings.HasPrefix(l.ShardID, "worker:") && f.ok.Swap(true) {
+		return xstream.Lease{}, errRenew
+	}
+	return f.LeaseTable.UpdateLease(ctx, l)
+}
+
+// OnError is called without the worker's locks held: one that calls
+// Shards, on a renewal that failed, does not hang the worker.
+func TestLeaseWorkersOnErrorCallsShards(t *testing.T) {
+	ss, err := xstream.NewShardedStream(xstream.ShardedArgs{Shards: 1})
+	require.NoError(t, err)
+	var w *xstream.Worker
+	reported := make(chan error, 100)
+	w, err = xstream.NewWorker(xstream.LocalSharded(ss), &failingRenewals{LeaseTable: xstream.NewLeaseTable()},
+		func(string) xstream.ShardProcessor { return &recordingProc{events: make(chan string, 100), cps: make(chan *xstream.Checkpointer, 100)} },
+		xstream.WorkerOptions{LeaseDuration: 300 * time.Millisecond, RenewPeriod: 20 * time.Millisecond, IdleWait: 10 * time.Millisecond,
+			OnError: func(_ string, err error) {
+				w.Shards()
+				select {
+				case reported <- err:
+				default:
+				}
+			}})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	select {
+	case err := <-reported:
+		require.ErrorIs(t, err, errRenew)
+	case <-time.After(10 * time.Second):
+		t.Fatal("no renewal failure reported: OnError, calling Shards, hung the worker")
+	}
+	cancel()
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run did not return: OnError, calling Shards, hung the worker")
+	}
+}
