@@ -885,7 +885,9 @@ func TestLeaseWorkersOnErrorCallsShards(t *testing.T) {
 	var w *xstream.Worker
 	reported := make(chan error, 100)
 	w, err = xstream.NewWorker(xstream.LocalSharded(ss), &failingRenewals{LeaseTable: xstream.NewLeaseTable()},
-		func(string) xstream.ShardProcessor { return &recordingProc{events: make(chan string, 100), cps: make(chan *xstream.Checkpointer, 100)} },
+		func(string) xstream.ShardProcessor {
+			return &recordingProc{events: make(chan string, 100), cps: make(chan *xstream.Checkpointer, 100)}
+		},
 		xstream.WorkerOptions{LeaseDuration: 300 * time.Millisecond, RenewPeriod: 20 * time.Millisecond, IdleWait: 10 * time.Millisecond,
 			OnError: func(_ string, err error) {
 				w.Shards()
