@@ -2,6 +2,7 @@ package xstream
 
 import (
 	"slices"
+	"strings"
 )
 
 // Sharded streams of a DB. A DB holds sharded streams by name, apart from
@@ -73,8 +74,9 @@ func (db *DB) ShardedNames() []string {
 // RemoveShardedStream deletes the sharded stream called name from the DB
 // and reports whether there was one. A *ShardedStream obtained before is
 // detached: it stays usable in memory, and its changes are no longer kept
-// by a durable DB. It fails, removing nothing, with ErrClosed or
-// ErrLogFailed.
+// by a durable DB. Its lease tables (DB.LeaseTable) and the streams of
+// their checkpoints go with it, so that a sharded stream made again under
+// the name starts with none. It fails with ErrClosed or ErrLogFailed.
 func (db *DB) RemoveShardedStream(name string) (bool, error) {
 	if err := db.gate.write(); err != nil {
 		return false, err
@@ -101,6 +103,18 @@ func (db *DB) RemoveShardedStream(name string) (bool, error) {
 	db.mu.Unlock()
 	if d := db.dur; d != nil {
 		if err := d.j.settleAll(); err != nil {
+			return false, err
+		}
+	}
+	prefix := LeaseStreamName(name, "")
+	db.leases.Range(func(k, _ any) bool {
+		if strings.HasPrefix(k.(string), prefix) {
+			db.leases.Delete(k)
+		}
+		return true
+	})
+	if names := db.Names(prefix); len(names) > 0 {
+		if _, err := db.Remove(names...); err != nil {
 			return false, err
 		}
 	}

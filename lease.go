@@ -228,7 +228,9 @@ func (db *DB) LeaseTable(sharded, app string) (LeaseTable, error) {
 var errNotLoaded = errors.New("not loaded")
 
 // loadLocked reads the checkpoints from the DB's stream: the newest
-// entry of each shard. The caller holds t.mu.
+// entry of each shard (it deletes the older ones). t.m changes only when
+// it succeeds, so that a load tried again after a failure does not take
+// the entries of the first try for older ones. The caller holds t.mu.
 func (t *memLeases) loadLocked() error {
 	s, ok := t.db.Lookup(t.name)
 	if !ok {
@@ -238,16 +240,18 @@ func (t *memLeases) loadLocked() error {
 	if err != nil {
 		return err
 	}
+	m := make(map[string]*memLease, len(es))
 	for _, e := range es {
 		cp, ok := leaseCheckpoint(e.Fields)
 		if !ok {
 			return errorf(ErrCorrupt, "entry %s of the lease stream %q is not a checkpoint: %v", e.ID, t.name, e.Fields)
 		}
-		if old, ok := t.m[cp.ShardID]; ok {
+		if old, ok := m[cp.ShardID]; ok {
 			t.dropEntry(old.entry)
 		}
-		t.m[cp.ShardID] = &memLease{l: Lease{Checkpoint: cp}, entry: e.ID}
+		m[cp.ShardID] = &memLease{l: Lease{Checkpoint: cp}, entry: e.ID}
 	}
+	t.m = m
 	return nil
 }
 

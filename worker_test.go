@@ -914,3 +914,71 @@ func TestLeaseWorkersOnErrorCallsShards(t *testing.T) {
 		t.Fatal("Run did not return: OnError, calling Shards, hung the worker")
 	}
 }
+
+// A DB's lease tables go with their sharded stream: one made again under
+// the name starts with no lease and no checkpoint, after a reopen too.
+func TestLeaseTableRemovedWithStream(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	db, err := xstream.Open(dir)
+	require.NoError(t, err)
+	_, err = db.CreateShardedStream("s", xstream.ShardedArgs{Shards: 1})
+	require.NoError(t, err)
+	lt, err := db.LeaseTable("s", "app")
+	require.NoError(t, err)
+	_, err = lt.CreateLease(ctx, "shardId-000000000000")
+	require.NoError(t, err)
+	l, err := lt.UpdateLease(ctx, xstream.Lease{Checkpoint: xstream.Checkpoint{ShardID: "shardId-000000000000", ShardEnd: true}})
+	require.NoError(t, err)
+	require.True(t, l.ShardEnd)
+
+	removed, err := db.RemoveShardedStream("s")
+	require.NoError(t, err)
+	require.True(t, removed)
+	_, ok := db.Lookup(xstream.LeaseStreamName("s", "app"))
+	require.False(t, ok, "the checkpoints' stream is removed")
+	_, err = db.CreateShardedStream("s", xstream.ShardedArgs{Shards: 1})
+	require.NoError(t, err)
+	lt2, err := db.LeaseTable("s", "app")
+	require.NoError(t, err)
+	require.NotSame(t, lt, lt2)
+	ls, err := lt2.Leases(ctx)
+	require.NoError(t, err)
+	require.Empty(t, ls, "the new stream's table has no lease of the old one")
+	require.NoError(t, db.Close())
+
+	db, err = xstream.Open(dir)
+	require.NoError(t, err)
+	defer db.Close()
+	lt, err = db.LeaseTable("s", "app")
+	require.NoError(t, err)
+	ls, err = lt.Leases(ctx)
+	require.NoError(t, err)
+	require.Empty(t, ls)
+}
+
+// A lease table whose load failed (an entry that is not a checkpoint)
+// loads again, once the entry is gone, without losing a checkpoint.
+func TestLeaseTableLoadRetried(t *testing.T) {
+	ctx := context.Background()
+	db := xstream.NewDB()
+	_, err := db.CreateShardedStream("s", xstream.ShardedArgs{Shards: 1})
+	require.NoError(t, err)
+	name := xstream.LeaseStreamName("s", "app")
+	_, err = db.Add(name, xstream.AddArgs{}, xstream.Fields("shard", "shardId-000000000000", "seq", "1-1", "end", "0")...)
+	require.NoError(t, err)
+	bad, err := db.Add(name, xstream.AddArgs{}, xstream.Fields("not", "a checkpoint")...)
+	require.NoError(t, err)
+	_, err = db.LeaseTable("s", "app")
+	require.ErrorIs(t, err, xstream.ErrCorrupt)
+
+	s, _ := db.Lookup(name)
+	_, err = s.Delete(bad.String())
+	require.NoError(t, err)
+	lt, err := db.LeaseTable("s", "app")
+	require.NoError(t, err)
+	ls, err := lt.Leases(ctx)
+	require.NoError(t, err)
+	require.Equal(t, []xstream.Lease{{Checkpoint: xstream.Checkpoint{ShardID: "shardId-000000000000", SequenceNumber: xstream.ID{Ms: 1, Seq: 1}}}}, ls)
+	require.Equal(t, int64(1), s.Len(), "the checkpoint's entry is kept")
+}
