@@ -3,6 +3,7 @@ package xredis
 import (
 	"context"
 	"errors"
+	"strings"
 
 	"github.com/redis/rueidis"
 	"github.com/xstreamgo/xstream"
@@ -12,7 +13,8 @@ import (
 // every key it has: the metadata hash (first, so that a process that
 // still holds the stream finds it gone: its puts fail with ErrNoStream),
 // the events stream, the consumer groups' list, the saved checkpoints
-// (SaveCheckpoints), and each shard's stream and state hash. It reports
+// (SaveCheckpoints), the lease tables (LeaseTable), and each shard's
+// stream and state hash. It reports
 // whether there was such a stream. A reshard running meanwhile in
 // another process may leave some of its keys behind: remove the stream
 // when no one uses it. It costs one round trip for the stream's own keys
@@ -30,30 +32,48 @@ func RemoveSharded(ctx context.Context, e Engine, name string) (bool, error) {
 		return false, err
 	}
 	n, err := removeMetaScript.Exec(ctx, s.c, []string{s.metaKey, s.events, s.groupsKey()},
-		[]string{s.checkpointsKey("*")}).AsInt64()
+		[]string{globQuote(s.checkpointsKey("")) + "*", globQuote(s.leasesKey("")) + "*"}).AsInt64()
 	if err != nil {
 		return false, mapErr(err)
 	}
 	cmds := make(rueidis.Commands, len(m.doc.Shards))
 	for i := range m.doc.Shards {
-		cmds[i] = s.c.B().Del().Key(s.streamKey(i), s.stateKey(i)).Build()
+		cmds[i] = s.c.B().Del().Key(s.streamKey(i), s.stateKey(i)).Build().ToRetryable() // deleting twice does no harm
 	}
 	for _, r := range s.c.DoMulti(ctx, cmds...) {
 		if err := r.Error(); err != nil {
 			return false, mapErr(err)
 		}
 	}
-	s.cached.Store(nil)
 	return n == 1, nil
+}
+
+// globQuote quotes the characters of s that a Redis glob pattern (KEYS,
+// SCAN MATCH) takes as special, so that the pattern matches s itself: a
+// stream name may hold them.
+func globQuote(s string) string {
+	if !strings.ContainsAny(s, `*?[]\`) {
+		return s
+	}
+	var b strings.Builder
+	for _, c := range []byte(s) {
+		if strings.IndexByte(`*?[]\`, c) >= 0 {
+			b.WriteByte('\\')
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
 }
 
 // removeMetaScript deletes the keys of a sharded stream that share the
 // slot of its name: the metadata (KEYS[1]), the events (KEYS[2]), the
-// groups' list (KEYS[3]) and the checkpoint hashes matching ARGV[1]. It
-// returns 1 when there was metadata.
+// groups' list (KEYS[3]) and the checkpoint and lease hashes matching
+// the patterns ARGV[1] and ARGV[2]. It returns 1 when there was metadata.
 var removeMetaScript = rueidis.NewLuaScript(`
 local had = redis.call('DEL', KEYS[1])
 redis.call('DEL', KEYS[2], KEYS[3])
-for _, k in ipairs(redis.call('KEYS', ARGV[1])) do redis.call('DEL', k) end
+for i = 1, 2 do
+  for _, k in ipairs(redis.call('KEYS', ARGV[i])) do redis.call('DEL', k) end
+end
 return had
 `)

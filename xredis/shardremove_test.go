@@ -21,13 +21,18 @@ func TestRemoveSharded(t *testing.T) {
 			require.NoError(t, err)
 			require.NoError(t, s.SplitShard(bg(), "shardId-000000000000", "1000"))
 			require.NoError(t, s.CreateGroup(bg(), "g", xstream.ShardGroupOptions{}))
-			require.NoError(t, s.SaveCheckpoints(bg(), "app", nil))
+			require.NoError(t, s.SaveCheckpoints(bg(), "app", []xstream.Checkpoint{{ShardID: "shardId-000000000001"}}))
+			lt, err := s.LeaseTable("app")
+			require.NoError(t, err)
+			_, err = lt.CreateLease(bg(), "shardId-000000000001")
+			require.NoError(t, err)
 
 			ok, err := xredis.RemoveSharded(bg(), e, name)
 			require.NoError(t, err)
 			require.True(t, ok)
 			for _, k := range []string{"xs:{" + name + "}:meta", "xs:{" + name + "}:events", "xs:{" + name + "}:groups",
-				"xs:{" + name + "}:checkpoints:app", "xs:{" + name + ":0}", "xs:{" + name + ":0}:state", "xs:{" + name + ":3}"} {
+				"xs:{" + name + "}:checkpoints:app", "xs:{" + name + "}:leases:app",
+				"xs:{" + name + ":0}", "xs:{" + name + ":0}:state", "xs:{" + name + ":3}"} {
 				n, err := e.Client().Do(bg(), e.Client().B().Exists().Key(k).Build()).AsInt64()
 				require.NoError(t, err)
 				require.Zero(t, n, k)
@@ -42,5 +47,36 @@ func TestRemoveSharded(t *testing.T) {
 			_, err = xredis.CreateSharded(bg(), e, name, xstream.ShardedArgs{Shards: 1})
 			require.NoError(t, err)
 		})
+	}
+}
+
+// RemoveSharded of a stream whose name holds the characters of a glob
+// pattern removes its own checkpoints and leases only: not those of a
+// stream whose name the pattern would match.
+func TestRemoveShardedGlobName(t *testing.T) {
+	e := newEngine(t, "redis")
+	name := shardedName(t)
+	other, err := xredis.CreateSharded(bg(), e, name+"-other", xstream.ShardedArgs{Shards: 1})
+	require.NoError(t, err)
+	require.NoError(t, other.SaveCheckpoints(bg(), "app", []xstream.Checkpoint{{ShardID: "shardId-000000000000"}}))
+	lt, err := other.LeaseTable("app")
+	require.NoError(t, err)
+	_, err = lt.CreateLease(bg(), "shardId-000000000000")
+	require.NoError(t, err)
+	glob, err := xredis.CreateSharded(bg(), e, name+"*", xstream.ShardedArgs{Shards: 1})
+	require.NoError(t, err)
+	require.NoError(t, glob.SaveCheckpoints(bg(), "app", []xstream.Checkpoint{{ShardID: "shardId-000000000000"}}))
+
+	ok, err := xredis.RemoveSharded(bg(), e, name+"*")
+	require.NoError(t, err)
+	require.True(t, ok)
+	for k, want := range map[string]int64{
+		"xs:{" + name + "*}:checkpoints:app":      0,
+		"xs:{" + name + "-other}:checkpoints:app": 1,
+		"xs:{" + name + "-other}:leases:app":      1,
+	} {
+		n, err := e.Client().Do(bg(), e.Client().B().Exists().Key(k).Build()).AsInt64()
+		require.NoError(t, err)
+		require.Equal(t, want, n, k)
 	}
 }
