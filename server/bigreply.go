@@ -13,7 +13,10 @@ import (
 // written out each time the buffer passes bigReply (c.entries), or, when
 // its length is known only at its end (rangeReply), kept in pieces of
 // about bigReply bytes that go out with their header. Its peak memory is
-// then about the size of the reply, not four or five times it.
+// then about the size of the reply, not four or five times it. Except on
+// a durable server for a call that may change a DB (XREADGROUP, XCLAIM,
+// XAUTOCLAIM): its reply is held whole in c.out until the log barrier, so
+// that it can still become MISCONF (holdReply).
 //
 // MaxReplyBytes still holds: a reply found too large before any of it was
 // sent is replaced by an error, as before; one found too large after part
@@ -34,16 +37,17 @@ func (c *conn) replySize() int { return c.streamed + c.held + len(c.out) - c.rep
 // barrier, as flush does, and returns where c.out[:n] ends once the
 // barrier replaced replies by MISCONF errors (logBarrier); after an error
 // it writes nothing. The running call is one that only reads (see
-// holdReply): the core fails it rather than let it return a change not
-// on disk, so its part goes out whatever the barrier found.
+// holdReply), so its part goes out whatever the barrier found: under
+// always the core fails a read rather than let it return a change not on
+// disk; under everysec and no a read may show changes the barrier has
+// not written yet, as Redis's do.
 func (c *conn) writeOut(n int, bufs ...[]byte) int {
 	if c.writeErr != nil {
 		return n
 	}
-	if n, c.writeErr = c.logBarrier(nil, n); c.writeErr == nil {
-		nb := net.Buffers(append([][]byte{c.out[:n]}, bufs...))
-		_, c.writeErr = nb.WriteTo(c.nc)
-	}
+	n = c.logBarrier(nil, n)
+	nb := net.Buffers(append([][]byte{c.out[:n]}, bufs...))
+	_, c.writeErr = nb.WriteTo(c.nc)
 	return n
 }
 

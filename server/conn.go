@@ -517,9 +517,8 @@ func (c *conn) watch() (stop func()) {
 	// log first. The blocked command's DB stays noted for its own reply.
 	if c.writeErr == nil && c.replyStart > 0 {
 		touched := c.touched
-		if c.replyStart, c.writeErr = c.logBarrier(nil, c.replyStart); c.writeErr == nil {
-			_, c.writeErr = c.nc.Write(c.out[:c.replyStart])
-		}
+		c.replyStart = c.logBarrier(nil, c.replyStart)
+		_, c.writeErr = c.nc.Write(c.out[:c.replyStart])
 		c.written() // pushes go after a reply: none is past replyStart
 		c.touched = touched
 		if c.writeErr != nil {
@@ -679,11 +678,9 @@ func (c *conn) flushAfter(f *logFailures) error {
 		c.deliverPushes()
 	}
 	if c.writeErr == nil && len(c.out) > 0 {
-		var n int
-		if n, c.writeErr = c.logBarrier(f, len(c.out)); c.writeErr == nil {
-			c.publishOut(n)
-			_, c.writeErr = c.nc.Write(c.out[:n])
-		}
+		n := c.logBarrier(f, len(c.out))
+		c.publishOut(n)
+		_, c.writeErr = c.nc.Write(c.out[:n])
 	}
 	c.written()
 	c.writes = c.writes[:0]
@@ -722,7 +719,10 @@ func (c *conn) flushAfter(f *logFailures) error {
 // not acknowledge what a kill -9 could lose, and unlike a closed
 // connection it does not make a client send the command again. Later
 // writes get MISCONF (refuseWrite) until the log is written again.
-func (c *conn) logBarrier(f *logFailures, upTo int) (int, error) {
+//
+// A SWAPDB since the writes (their DB indexes are those they ran on)
+// makes every DB whose log failed count against every write.
+func (c *conn) logBarrier(f *logFailures, upTo int) int {
 	if c.changes != 0 {
 		c.srv.changes.Add(c.changes)
 		c.changes = 0
@@ -730,13 +730,14 @@ func (c *conn) logBarrier(f *logFailures, upTo int) (int, error) {
 	touched := c.logDBs()
 	c.touched = 0
 	if !c.srv.durable {
-		return upTo, nil
+		return upTo
 	}
 	if f == nil {
 		f = new(logFailures)
 	}
-	c.swaps = c.srv.logBarrier(f, touched, c.swaps)
-	return c.misconfWrites(f, upTo), nil
+	seen := c.swaps
+	c.swaps = c.srv.logBarrier(f, touched, seen)
+	return c.misconfWrites(f, upTo, c.swaps != seen)
 }
 
 // logDBs returns the DBs whose log the barrier before c's replies
@@ -816,11 +817,13 @@ func (c *conn) dropWrites(n int) {
 // each call in writes that may have changed a DB whose log could not be
 // written (under always, synced) by Redis's MISCONF error: no reply
 // acknowledges a change that the policy does not keep yet, and the change
-// is in doubt, as for a call that fails (see xstream.DB.Err). It forgets those writes (the replies
+// is in doubt, as for a call that fails (see xstream.DB.Err). After a
+// SWAPDB (swapped) a write's DB indexes may no longer be the DB's: then
+// every DB whose log failed counts against every write. It forgets those writes (the replies
 // up to upTo are about to go out), moves the offsets into c.out that
 // follow what it replaced (replyStart, cmdStart, the writes after upTo),
 // and returns where c.out[:upTo] ends now.
-func (c *conn) misconfWrites(f *logFailures, upTo int) int {
+func (c *conn) misconfWrites(f *logFailures, upTo int, swapped bool) int {
 	ws := c.writes
 	k := 0 // the writes up to upTo: ws[:k]
 	for k < len(ws) && ws[k].end <= upTo {
@@ -830,6 +833,9 @@ func (c *conn) misconfWrites(f *logFailures, upTo int) int {
 	prev, delta := 0, 0
 	for _, w := range ws[:k] {
 		failed := w.dbs & f.dbs
+		if swapped && f.dbs != 0 {
+			failed = f.dbs
+		}
 		if failed == 0 {
 			continue
 		}

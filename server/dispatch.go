@@ -261,7 +261,7 @@ func (c *conn) call(cmd *command, args [][]byte) {
 	} else {
 		cmd.fn(c, args)
 	}
-	if c.callWrote != 0 && c.srv.durable {
+	if c.holdReply() {
 		c.noteReply(c.cmdStart)
 	}
 	c.callWrote = outer

@@ -287,6 +287,36 @@ func TestLogBarrierAfterSwapDB(t *testing.T) {
 	})
 }
 
+// Under always, a write whose DB a SWAPDB moved before its barrier ran,
+// and whose sync then fails at the DB's new index, gets MISCONF: the
+// barrier's failures count against every write once the DBs moved.
+func TestLogBarrierSwapDBFails(t *testing.T) {
+	var armed, swapped atomic.Bool
+	var swapper *rawConn
+	srv := barrierServer(t, xstream.SyncAlways, -1, func(i int, real func(int) error) error {
+		if err := real(i); err != nil {
+			return err
+		}
+		if i == 0 && armed.CompareAndSwap(true, false) {
+			// The XADD ran on DB 0; before its barrier ends, DB 0 and
+			// DB 1 swap, and the barrier does every DB again.
+			swapper.send([][]string{{"SWAPDB", "0", "1"}})
+			swapper.read()
+			swapped.Store(true)
+		}
+		if i == 1 && swapped.Load() {
+			return errNoSpace
+		}
+		return nil
+	})
+	swapper = dialRaw(t, srv.Addr())
+	rc := dialRaw(t, srv.Addr())
+	armed.Store(true)
+	if r := rc.do(t, "XADD", "s", "*", "n", "0"); r.kind != '-' || r.s != misconfNoSpace {
+		t.Fatalf("the XADD whose DB's sync failed after a SWAPDB got %s", brief(r))
+	}
+}
+
 // brief is r in a line: its type, its text or number, its elements, each
 // string cut to 100 bytes.
 func brief(r *reply) string {

@@ -352,7 +352,7 @@ func (c *conn) rangeReply(s *xstream.Stream, lo, hi xstream.ID, count int, rev b
 // early: under SyncAlways, Stream.ScanNoCopy stops before a batch it
 // cannot make durable, once the log fails.
 func (c *conn) scanCut() bool {
-	return c.srv.durable && c.srv.opts.AppendFsync == xstream.SyncAlways && c.srv.logErr(c.db) != nil
+	return c.srv.deferSync && c.srv.logErr(c.db) != nil
 }
 
 func xlen(c *conn, args [][]byte) {
