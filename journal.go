@@ -1,6 +1,7 @@
 package xstream
 
 import (
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -154,8 +155,10 @@ func (j *journal) commit(rec []byte) uint64 {
 	if j.broken || j.closed || len(rec) > j.maxRecord {
 		if !j.broken && !j.closed {
 			// The record cannot be framed: a call's checkSize should
-			// have refused it. Nothing after it can be kept either.
-			j.breakLocked(errorf(ErrLogFailed, "a record of %d bytes is larger than the log takes (%d)", len(rec), j.maxRecord), j.next)
+			// have refused it. Nothing after it can be kept either,
+			// nor what the buffer held (breakLocked empties it): the
+			// records from the first one not written yet on.
+			j.breakLocked(errorf(ErrLogFailed, "a record of %d bytes is larger than the log takes (%d)", len(rec), j.maxRecord), j.written.Load())
 		}
 		lsn := j.next
 		j.next++
@@ -380,6 +383,8 @@ func (j *journal) writeOut(sync bool) error {
 
 	j.mu.Lock()
 	switch {
+	case j.broken:
+		// The log broke meanwhile (commit): its error stands.
 	case err == nil:
 		j.written.Store(end)
 		if sync {
@@ -406,19 +411,28 @@ func (j *journal) writeOut(sync bool) error {
 		}
 		j.buf = append(buf, j.buf...)
 		j.over.Store(len(j.buf) >= maxBuffered)
-		j.err = errorf(ErrLogFailed, "writing %s: %w", seg.Path(), err)
+		j.err = logErr(seg, err)
 		j.g.setFailing(true)
 	default:
 		// A sync failed (the kernel may have dropped what it did not
 		// write), or a segment could not be cut back or switched:
 		// what was not synced must be taken as lost.
-		j.breakLocked(errorf(ErrLogFailed, "%s: %w", seg.Path(), err), j.synced.Load())
+		j.breakLocked(logErr(seg, err), j.synced.Load())
 	}
 	err = j.err
 	j.busy = false
 	close(j.done)
 	j.mu.Unlock()
 	return err
+}
+
+// logErr is the log's error for err, a failure of writing seg: it names
+// the segment unless err does already (the os package's errors do).
+func logErr(seg *wal.Segment, err error) error {
+	if strings.Contains(err.Error(), seg.Path()) {
+		return errorf(ErrLogFailed, "%w", err)
+	}
+	return errorf(ErrLogFailed, "%s: %w", seg.Path(), err)
 }
 
 // breakLocked breaks the log with err: the records from LSN lostFrom on
@@ -542,10 +556,16 @@ func (j *journal) close() error {
 	j.wg.Wait()
 	err := j.write(true, j.endLSN, true)
 	j.mu.Lock()
-	seg := j.seg
+	seg, rot := j.seg, j.rot
+	j.rot = nil
 	j.mu.Unlock()
 	if cerr := seg.Close(); err == nil {
 		err = cerr
+	}
+	if rot != nil {
+		// A switch the failing log never did: the segment is in no
+		// manifest, and the next Open removes it.
+		rot.Close()
 	}
 	return err
 }

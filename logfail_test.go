@@ -468,3 +468,33 @@ func TestLogFailRotationDuringFailedWrite(t *testing.T) {
 	require.NoError(t, db.Close())
 	require.Equal(t, acked, reopenIDs(t, dir))
 }
+
+// A log that breaks while a write is in progress (here a record too
+// large to frame, which a call's own checks would have refused) stays
+// broken when that write succeeds: later changes are refused with
+// ErrLogFailed, and Close returns.
+func TestLogBreakDuringWrite(t *testing.T) {
+	db, err := Open(t.TempDir(), WithSync(SyncNo), WithAutoSnapshot(-1))
+	require.NoError(t, err)
+	j := db.dur.j
+	var once sync.Once
+	j.mu.Lock()
+	j.seg.SetFaults(&wal.Faults{Write: func(n int) (int, error) {
+		once.Do(func() { j.commit(make([]byte, j.maxRecord+1)) })
+		return n, nil
+	}})
+	j.mu.Unlock()
+	addNumbered(db, 3)
+	require.ErrorIs(t, db.Flush(), ErrLogFailed)
+	require.ErrorIs(t, db.Err(), ErrLogFailed, "the write that succeeded did not mend the log")
+	_, err = db.Add("s", AddArgs{}, Fields("n", "after")...)
+	require.ErrorIs(t, err, ErrLogFailed)
+	closed := make(chan error, 1)
+	go func() { closed <- db.Close() }()
+	select {
+	case err := <-closed:
+		require.ErrorIs(t, err, ErrLogFailed)
+	case <-time.After(10 * time.Second):
+		t.Fatal("Close did not return")
+	}
+}
