@@ -24,8 +24,8 @@ func (db *DB) Backup(w io.Writer) error {
 	}
 	d.snapMu.Lock()
 	defer d.snapMu.Unlock()
-	if d.closed.Load() {
-		return errClosed()
+	if err := db.gate.read(); err != nil {
+		return err
 	}
 	if err := d.j.failed(); err != nil && d.j.policy == SyncAlways {
 		return err // the DB holds changes that are not on disk

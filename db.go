@@ -407,7 +407,7 @@ func (db *DB) unregister(w *waiter, names []string, regs []*Stream) {
 		}
 		s.mu.Lock()
 		s.waiters.remove(w)
-		s.unlock()
+		s.mu.Unlock() // no record: nothing to wait for on disk
 	}
 	if !missing {
 		return

@@ -105,7 +105,6 @@ type durable struct {
 	lastSave   atomic.Int64 // Unix seconds of the last snapshot (or of the open)
 	saveStatus atomic.Bool  // the last snapshot failed
 	saving     atomic.Bool  // a snapshot runs
-	closed     atomic.Bool
 
 	bgMu     sync.Mutex // orders starting background snapshots with Close
 	bgClosed bool
@@ -427,7 +426,6 @@ func (db *DB) Close() error {
 	if d == nil {
 		return nil
 	}
-	d.closed.Store(true)
 	d.bgMu.Lock()
 	d.bgClosed = true
 	d.bgMu.Unlock()

@@ -131,7 +131,7 @@ func (s *Stream) Read(ctx context.Context, after string, args ReadArgs) ([]Entry
 		if !again {
 			s.mu.Lock()
 			s.waiters.remove(w)
-			s.unlock()
+			s.mu.Unlock() // no record: nothing to wait for on disk
 			return nil, err
 		}
 	}

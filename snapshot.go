@@ -517,8 +517,8 @@ func (db *DB) Snapshot() error {
 	}
 	d.snapMu.Lock()
 	defer d.snapMu.Unlock()
-	if d.closed.Load() {
-		return errClosed()
+	if err := db.gate.read(); err != nil {
+		return err
 	}
 	d.saving.Store(true)
 	defer d.saving.Store(false)
