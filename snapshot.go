@@ -590,7 +590,7 @@ func (db *DB) snapshotLocked() error {
 	done := wal.Manifest{Snapshot: name, Logs: []string{wal.SegmentName(base)}}
 	d.manMu.Lock()
 	defer d.manMu.Unlock()
-	next := d.manifest
+	prev := d.manifest
 	if err := wal.WriteManifest(d.dir, done); err != nil {
 		return err
 	}
@@ -598,10 +598,10 @@ func (db *DB) snapshotLocked() error {
 	d.snapSize.Store(size)
 	// The old snapshot and logs are no longer needed.
 	var errs []error
-	if next.Snapshot != "" && next.Snapshot != name {
-		errs = append(errs, os.Remove(filepath.Join(d.dir, next.Snapshot)))
+	if prev.Snapshot != "" && prev.Snapshot != name {
+		errs = append(errs, os.Remove(filepath.Join(d.dir, prev.Snapshot)))
 	}
-	for _, l := range next.Logs {
+	for _, l := range prev.Logs {
 		if l != done.Logs[0] {
 			errs = append(errs, os.Remove(filepath.Join(d.dir, l)))
 		}

@@ -203,19 +203,15 @@ func (s *Segment) Write(p []byte) (int, error) {
 		w = s.mark[:MarkSize] // a part of the mark left after p would read as a torn record
 		clear(w[copy(w, p):])
 	}
-	var n int
-	var err error
+	var injected error // a failure of Faults.Write, after w is written
 	if f := s.faults.Load(); f != nil && f.Write != nil {
 		if k, ferr := f.Write(len(p)); ferr != nil {
-			n, err = s.f.WriteAt(w[:min(max(k, 0), len(p))], s.size)
-			if err == nil {
-				err = &os.PathError{Op: "write", Path: s.path, Err: ferr}
-			}
-		} else {
-			n, err = s.f.WriteAt(w, s.size)
+			w, injected = w[:min(max(k, 0), len(p))], ferr
 		}
-	} else {
-		n, err = s.f.WriteAt(w, s.size)
+	}
+	n, err := s.f.WriteAt(w, s.size)
+	if err == nil && injected != nil {
+		err = &os.PathError{Op: "write", Path: s.path, Err: injected}
 	}
 	if err == nil {
 		n = len(p)
@@ -308,9 +304,9 @@ func (s *Segment) Sync() error {
 // disk, after them. Even when the write fails s.marked is set, so that
 // the next Write covers whatever part of the mark it left.
 func (s *Segment) writeMark() error {
-	_, err := s.f.WriteAt(appendMark(s.mark[:0], s.size, s.base), s.size)
-	s.marked = true
-	s.alloc = max(s.alloc, s.size+MarkSize)
+	n, err := s.f.WriteAt(appendMark(s.mark[:0], s.size, s.base), s.size)
+	s.marked = true // even in part: the next Write overwrites it whole
+	s.alloc = max(s.alloc, s.size+int64(n))
 	return err
 }
 
