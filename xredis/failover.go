@@ -340,17 +340,21 @@ func (c *failoverClient) DoMulti(ctx context.Context, cmds ...rueidis.Completed)
 	if len(cmds) == 0 {
 		return nil
 	}
-	out := make([]rueidis.RedisResult, len(cmds))
 	ks := make([]kept, len(cmds))
-	todo := make([]int, len(cmds))
 	for i := range cmds {
 		ks[i] = keep(&cmds[i])
+	}
+	res := c.Client.DoMulti(ctx, cmds...)
+	if !slices.ContainsFunc(res, func(r rueidis.RedisResult) bool { return classify(r.Error()) != noFailure }) {
+		return res // the common case: nothing to send again
+	}
+	out := res // by command; the first pass's results are in place
+	todo := make([]int, len(cmds))
+	for i := range todo {
 		todo[i] = i
 	}
-	send := cmds
 	var b backoff
 	for {
-		res := c.Client.DoMulti(ctx, send...)
 		var again []int
 		var last error
 		for k, i := range todo {
@@ -378,10 +382,11 @@ func (c *failoverClient) DoMulti(ctx context.Context, cmds ...rueidis.Completed)
 			return out
 		}
 		todo = again
-		send = make([]rueidis.Completed, len(todo))
+		send := make([]rueidis.Completed, len(todo))
 		for k, i := range todo {
 			send[k] = c.again(&ks[i])
 		}
+		res = c.Client.DoMulti(ctx, send...)
 	}
 }
 

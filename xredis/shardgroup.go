@@ -40,6 +40,9 @@ type groupState struct {
 func (s *Sharded) groupsKey() string { return "xs:{" + s.name + "}:groups" }
 
 func (s *Sharded) groupState(name string) *groupState {
+	if g, ok := s.groupStates.Load(name); ok {
+		return g.(*groupState) // the common case: nothing made
+	}
 	g, _ := s.groupStates.LoadOrStore(name, &groupState{made: map[int]bool{}, done: map[int]bool{}})
 	return g.(*groupState)
 }
