@@ -8,8 +8,8 @@ import (
 // fastPutRecords decodes a PutRecords JSON body of the shape the SDKs
 // send, {"Records":[{"Data":"...","PartitionKey":"...",
 // "ExplicitHashKey":"..."},...],"StreamName":"..."} (any order, any
-// spacing), without encoding/json's reflection and validation pass,
-// which cost more than storing the records. It reports false for
+// spacing), without encoding/json's reflection and validation pass. It
+// reports false for
 // anything else (escapes in a string, invalid UTF-8, null, numbers,
 // other members, bad base64, malformed JSON), and the caller then
 // decodes the body with encoding/json, which reports any error with

@@ -6,9 +6,9 @@ import (
 )
 
 // The JSON of the hot responses (PutRecord, PutRecords, GetRecords) is
-// written by hand, as encoding/json's reflection costs more than the
-// actions themselves; the output is what encoding/json writes for the
-// same structs (without HTML escaping).
+// written by hand, to keep encoding/json's reflection off their path;
+// the output is what encoding/json writes for the same structs (without
+// HTML escaping).
 
 // jsonAppender is a response that writes its own JSON.
 type jsonAppender interface {

@@ -228,6 +228,7 @@ func claimBlocked(t *ST) {
 		select {
 		case r := <-ch:
 			got, err = r.v, r.err
+			require.NoError(t, err)
 			require.NotNil(t, got, "the blocked read returned nothing")
 		case <-time.After(5 * time.Millisecond):
 		}
