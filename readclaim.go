@@ -18,7 +18,7 @@ type claimCandidate struct {
 // args.Count in all. It returns the entries with their deliveries, or
 // nil, nil when there is nothing.
 func (s *Stream) readClaimLocked(l *groupLocks, g *group, c *consumer, args ReadGroupArgs, now int64) ([]Entry, []Delivery) {
-	cands := claimCandidatesLocked(g, args.ClaimMinIdle, now)
+	cands := claimCandidatesLocked(g, args.ClaimMinIdle, now, ID{}, 0)
 	// Longest idle first; the walk gave ID order, which a stable sort
 	// keeps among equal delivery times. Entries given back by Nack have
 	// no delivery time (0) and come first.
@@ -43,16 +43,17 @@ func (s *Stream) readClaimLocked(l *groupLocks, g *group, c *consumer, args Read
 	return es, ds
 }
 
-// claimCandidatesLocked lists, in ID order, the pending entries of g idle
-// at least minIdle (every one for 0) and those given back by Nack.
-func claimCandidatesLocked(g *group, minIdle time.Duration, now int64) []claimCandidate {
+// claimCandidatesLocked lists, in ID order from from on, the pending
+// entries of g idle at least minIdle (every one for 0) and those given
+// back by Nack: at most limit of them (0: every one).
+func claimCandidatesLocked(g *group, minIdle time.Duration, now int64, from ID, limit int) []claimCandidate {
 	minMs := minIdle.Milliseconds()
 	var cands []claimCandidate
-	g.pel.Ascend(sid(ID{}), sid(MaxID()), func(sk sID, rec *nack) bool {
+	g.pel.Ascend(sid(from), sid(MaxID()), func(sk sID, rec *nack) bool {
 		if rec.owner == 0 || minMs == 0 || now-rec.deliveryMs >= minMs {
 			cands = append(cands, claimCandidate{ID(sk), *rec})
 		}
-		return true
+		return limit == 0 || len(cands) < limit
 	})
 	return cands
 }
@@ -90,14 +91,14 @@ func (s *Stream) claimCandidatesToLocked(l *groupLocks, g *group, c *consumer, c
 }
 
 // claimIdle is the first step of a sharded ReadGroup with Claim on one
-// shard's stream: it gives consumer the pending entries of group idle at
+// shard's stream: it gives consumerName the pending entries of group idle at
 // least minIdle, in ID order (so that a key's records are taken over in
 // put order), at most count (0: no cap), as readClaimLocked does, and
-// delivers no new entry. The consumer is made only when there is an entry
-// to take. It returns the entries with their deliveries, and whether an
-// entry left the PEL (its message was gone), which may free the shard's
-// children.
-func (s *Stream) claimIdle(group, consumer string, minIdle time.Duration, count int) ([]Entry, []Delivery, bool, error) {
+// delivers no new entry. The consumer is made only when some pending
+// entry is idle enough. It lists the candidates count at a time. It
+// returns the entries with their deliveries, and whether an entry left
+// the PEL (its message was gone), which may free the shard's children.
+func (s *Stream) claimIdle(group, consumerName string, minIdle time.Duration, count int) ([]Entry, []Delivery, bool, error) {
 	if err := s.cfg.gate.write(); err != nil {
 		return nil, nil, false, err
 	}
@@ -113,18 +114,34 @@ func (s *Stream) claimIdle(group, consumer string, minIdle time.Duration, count 
 		ds      []Delivery
 		dropped bool
 	)
-	if cands := claimCandidatesLocked(g, minIdle, now); len(cands) > 0 {
-		before := g.pel.Len()
-		c := s.seenConsumerLocked(g, consumer, now)
-		col := getCollector()
-		ds = s.claimCandidatesToLocked(&l, g, c, col, cands, count, now)
-		es = col.entries()
-		putCollector(col)
-		if len(es) > 0 {
-			s.activateConsumerLocked(g, c, now)
+	// The candidates are listed count at a time (so that a Count of 1
+	// does not list the whole PEL), again after the last one listed
+	// while some were dropped (gone, or dead-lettered) and count is not
+	// reached.
+	before := g.pel.Len()
+	var c *consumer
+	col := getCollector()
+	for from := (ID{}); ; {
+		cands := claimCandidatesLocked(g, minIdle, now, from, count)
+		if len(cands) == 0 {
+			break
 		}
-		dropped = g.pel.Len() < before
+		if c == nil {
+			c = s.seenConsumerLocked(g, consumerName, now)
+		}
+		ds = append(ds, s.claimCandidatesToLocked(&l, g, c, col, cands, count, now)...)
+		next, ok := cands[len(cands)-1].id.Next()
+		if count == 0 || len(col.IDs) >= count || len(cands) < count || !ok {
+			break
+		}
+		from = next
 	}
+	es = col.entries()
+	putCollector(col)
+	if len(es) > 0 {
+		s.activateConsumerLocked(g, c, now)
+	}
+	dropped = g.pel.Len() < before
 	if err := l.unlock(); err != nil {
 		return nil, nil, false, err
 	}

@@ -203,3 +203,30 @@ func TestReadGroupClaimZeroMinIdleClockBack(t *testing.T) {
 	got, _ = claimRead(t, s, "carol", ReadGroupArgs{ClaimMinIdle: time.Millisecond})
 	assert.Empty(t, got, "idle 0 now: not idle enough")
 }
+
+// claimIdle takes count entries at most, listing the candidates count at
+// a time: past candidates whose message is gone, it lists the next ones.
+func TestClaimIdleCountPastGone(t *testing.T) {
+	s := NewStream()
+	var added []ID
+	for i := range 5 {
+		added = append(added, must(s.Add(AddArgs{}, Fields("n", string(rune('a'+i)))...)))
+	}
+	require.NoError(t, s.CreateGroup("g", "0", GroupOptions{}))
+	_, err := s.ReadGroup(context.Background(), "g", "a", ">", ReadGroupArgs{})
+	require.NoError(t, err)
+	_, err = s.Delete(added[0].String(), added[1].String())
+	require.NoError(t, err)
+
+	es, ds, dropped, err := s.claimIdle("g", "b", 0, 2)
+	require.NoError(t, err)
+	require.Equal(t, []ID{added[2], added[3]}, idsOf(es))
+	require.Len(t, ds, 2)
+	require.True(t, dropped, "the gone entries left the PEL")
+	es, _, _, err = s.claimIdle("g", "b", time.Hour, 1)
+	require.NoError(t, err)
+	require.Empty(t, es, "nothing idle an hour")
+	es, _, _, err = s.claimIdle("g", "c", 0, 0)
+	require.NoError(t, err)
+	require.Equal(t, []ID{added[2], added[3], added[4]}, idsOf(es))
+}
