@@ -591,7 +591,7 @@ func TestFailoverSentinels(t *testing.T) {
 		_, err := e.Add(bg(), k("s"), xstream.AddArgs{}, xstream.Fields("b", "2")...)
 		addErr <- err
 	}()
-	ackCtx, ackCancel := context.WithTimeout(bg(), 1500*time.Millisecond)
+	ackCtx, ackCancel := context.WithTimeout(bg(), 3*time.Second) // the kill is seen well before, even on a loaded machine
 	defer ackCancel()
 	ackErr := make(chan error, 1)
 	go func() {
