@@ -111,7 +111,9 @@
 // When a node dies or a cluster fails over, the engine sorts the failure
 // of each command by what it says about the command's effect, and retries
 // what is safe to retry, with a backoff (10 ms doubling up to 200 ms),
-// until the call's context ends:
+// until the call's context ends (a call with a context that never ends,
+// such as context.Background(), waits as long as the node is down: give
+// calls a deadline where that matters):
 //
 //   - A command that did not run (the connection was refused, the cluster
 //     has no node for the slot, or the server answered CLUSTERDOWN,

@@ -47,7 +47,8 @@ import (
 // for its slot) or the server refused it for now (CLUSTERDOWN, TRYAGAIN,
 // LOADING, MASTERDOWN, READONLY, NOREPLICAS). Calling again is safe. The
 // engine itself retries such commands until their context ends, so a
-// caller sees it only wrapped with the context's error.
+// caller sees it wrapped with the context's error (a blocked ReadGroup,
+// which is not retried, sees it alone).
 var ErrNotApplied = errors.New("xredis: not applied")
 
 // ErrUnknownOutcome matches the error of a write whose connection failed
@@ -55,7 +56,9 @@ var ErrNotApplied = errors.New("xredis: not applied")
 // when the node died: the write may or may not have happened, and may or
 // may not survive a failover. A put or an add may be repeated, at the
 // risk of a duplicate. Reads and idempotent writes (acks, checkpoints)
-// are retried by the engine instead.
+// are retried by the engine instead. A write whose context ends while
+// its reply is awaited fails with the context's error alone: its outcome
+// is unknown too.
 var ErrUnknownOutcome = errors.New("xredis: outcome unknown")
 
 // ErrNotReplicated matches the error of a write made with WithReplicaWait
